@@ -1,0 +1,1 @@
+//! Compact on-disk layout files (see the module doc once written).

@@ -1,0 +1,409 @@
+//! The layout of a table as the read path sees it: files, row groups, column chunks, pages,
+//! and where each index and filter sits. Only offsets and sizes: no data.
+//!
+//! A table of 17,554 files x 437 columns holds 7.7 M column chunks, so [`ColumnChunk`] is kept
+//! small (80 bytes) and optional parts are encoded in-band (`len == 0` means absent) behind
+//! accessor methods that return `Option`s.
+//!
+//! Files share schemas through [`Table::schemas`] so that column names are stored once.
+
+pub mod format;
+pub mod generate;
+
+use serde::{Deserialize, Serialize};
+
+/// Index of a file in [`Table::files`].
+pub type FileIndex = u32;
+
+/// A half-open byte range `[start, end)` inside one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+pub struct ByteRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+impl ByteRange {
+    pub const fn new(start: u64, end: u64) -> Self {
+        Self { start, end }
+    }
+    pub const fn with_len(start: u64, len: u64) -> Self {
+        Self { start, end: start + len }
+    }
+    pub const fn len(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+    pub const fn is_empty(&self) -> bool {
+        self.end <= self.start
+    }
+    pub const fn contains(&self, other: &ByteRange) -> bool {
+        self.start <= other.start && other.end <= self.end
+    }
+    pub const fn overlaps(&self, other: &ByteRange) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+}
+
+impl std::fmt::Display for ByteRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}, {})", self.start, self.end)
+    }
+}
+
+/// Parquet compression codecs, as the footer names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum Codec {
+    #[default]
+    Uncompressed = 0,
+    Snappy = 1,
+    Gzip = 2,
+    Lzo = 3,
+    Brotli = 4,
+    Lz4 = 5,
+    Zstd = 6,
+    Lz4Raw = 7,
+}
+
+impl Codec {
+    pub fn from_u8(v: u8) -> Option<Codec> {
+        Some(match v {
+            0 => Codec::Uncompressed,
+            1 => Codec::Snappy,
+            2 => Codec::Gzip,
+            3 => Codec::Lzo,
+            4 => Codec::Brotli,
+            5 => Codec::Lz4,
+            6 => Codec::Zstd,
+            7 => Codec::Lz4Raw,
+            _ => return None,
+        })
+    }
+}
+
+/// One entry of a column chunk's offset index: where a data page sits and its first row
+/// (relative to the row group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PageLocation {
+    pub offset: u64,
+    pub first_row_index: u64,
+    pub compressed_page_size: u32,
+}
+
+impl PageLocation {
+    pub fn range(&self) -> ByteRange {
+        ByteRange::with_len(self.offset, self.compressed_page_size as u64)
+    }
+}
+
+/// One column of one row group. Optional parts are absent when their length is 0.
+///
+/// Pages: `pages_count` entries of [`FileLayout::pages`] starting at `pages_first`. When the
+/// chunk has an offset index but `pages_count == 0`, the chunk is one page covering
+/// [`ColumnChunk::data_pages`] (this keeps 7.7 M one-page chunks from costing 24 bytes each).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ColumnChunk {
+    /// Offset of the first page: the dictionary page when there is one, else the first data page.
+    pub chunk_start: u64,
+    /// Bytes of all data pages (after the dictionary page).
+    pub data_len: u64,
+    pub uncompressed_bytes: u64,
+    pub column_index_offset: u64,
+    pub offset_index_offset: u64,
+    pub bloom_filter_offset: u64,
+    /// Bytes of the dictionary page, header included; 0 = no dictionary page.
+    pub dictionary_len: u32,
+    pub column_index_len: u32,
+    pub offset_index_len: u32,
+    /// 0 with `bloom_filter_offset != u64::MAX` = a bloom filter whose length the file omits.
+    pub bloom_filter_len: u32,
+    pub pages_first: u32,
+    pub pages_count: u32,
+    pub codec: Codec,
+}
+
+/// `bloom_filter_offset` value meaning "no bloom filter".
+pub const NO_BLOOM_FILTER: u64 = u64::MAX;
+
+/// A bloom filter's location; `len` is `None` when the footer does not record it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BloomFilterLocation {
+    pub offset: u64,
+    pub len: Option<u32>,
+}
+
+impl ColumnChunk {
+    pub fn dictionary_page(&self) -> Option<ByteRange> {
+        (self.dictionary_len > 0)
+            .then(|| ByteRange::with_len(self.chunk_start, self.dictionary_len as u64))
+    }
+    /// Offset of the first data page.
+    pub fn data_page_offset(&self) -> u64 {
+        self.chunk_start + self.dictionary_len as u64
+    }
+    pub fn data_pages(&self) -> ByteRange {
+        ByteRange::with_len(self.data_page_offset(), self.data_len)
+    }
+    /// The whole chunk: dictionary page plus data pages.
+    pub fn range(&self) -> ByteRange {
+        ByteRange::new(self.chunk_start, self.data_page_offset() + self.data_len)
+    }
+    pub fn compressed_bytes(&self) -> u64 {
+        self.dictionary_len as u64 + self.data_len
+    }
+    pub fn column_index(&self) -> Option<ByteRange> {
+        (self.column_index_len > 0).then(|| {
+            ByteRange::with_len(self.column_index_offset, self.column_index_len as u64)
+        })
+    }
+    pub fn offset_index(&self) -> Option<ByteRange> {
+        (self.offset_index_len > 0).then(|| {
+            ByteRange::with_len(self.offset_index_offset, self.offset_index_len as u64)
+        })
+    }
+    pub fn bloom_filter(&self) -> Option<BloomFilterLocation> {
+        (self.bloom_filter_offset != NO_BLOOM_FILTER).then(|| BloomFilterLocation {
+            offset: self.bloom_filter_offset,
+            len: (self.bloom_filter_len > 0).then_some(self.bloom_filter_len),
+        })
+    }
+    /// The data pages of this chunk as the offset index lists them, or `None` without an
+    /// offset index. A chunk with an offset index and `pages_count == 0` is one page.
+    pub fn pages<'a>(&self, file: &'a FileLayout) -> Option<Pages<'a>> {
+        self.offset_index()?;
+        if self.pages_count == 0 {
+            return Some(Pages::Single(PageLocation {
+                offset: self.data_page_offset(),
+                first_row_index: 0,
+                compressed_page_size: self.data_len.min(u32::MAX as u64) as u32,
+            }));
+        }
+        let first = self.pages_first as usize;
+        let end = first + self.pages_count as usize;
+        file.pages.get(first..end).map(Pages::Listed)
+    }
+}
+
+/// The pages of a chunk: listed in the file's page table, or one implicit page.
+#[derive(Clone, Copy, Debug)]
+pub enum Pages<'a> {
+    Single(PageLocation),
+    Listed(&'a [PageLocation]),
+}
+
+impl Pages<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Pages::Single(_) => 1,
+            Pages::Listed(p) => p.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn get(&self, i: usize) -> Option<PageLocation> {
+        match self {
+            Pages::Single(p) => (i == 0).then_some(*p),
+            Pages::Listed(p) => p.get(i).copied(),
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = PageLocation> + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct RowGroup {
+    pub num_rows: u64,
+    /// One per column of the file's schema, in schema order.
+    pub columns: Vec<ColumnChunk>,
+}
+
+impl RowGroup {
+    pub fn compressed_bytes(&self) -> u64 {
+        self.columns.iter().map(|c| c.compressed_bytes()).sum()
+    }
+    pub fn uncompressed_bytes(&self) -> u64 {
+        self.columns.iter().map(|c| c.uncompressed_bytes).sum()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct FileLayout {
+    /// Path or object key, relative to the table's location.
+    pub path: String,
+    pub size_bytes: u64,
+    /// The Thrift footer's length as the file's last 8 bytes state it (excludes those 8 bytes).
+    pub footer_len_bytes: u32,
+    /// Index into [`Table::schemas`].
+    pub schema: u32,
+    pub row_groups: Vec<RowGroup>,
+    /// Page table shared by this file's chunks; see [`ColumnChunk::pages`].
+    pub pages: Vec<PageLocation>,
+}
+
+impl FileLayout {
+    /// The footer's bytes including the trailing length and magic.
+    pub fn footer_range(&self) -> ByteRange {
+        let len = (self.footer_len_bytes as u64 + 8).min(self.size_bytes);
+        ByteRange::new(self.size_bytes - len, self.size_bytes)
+    }
+    pub fn num_rows(&self) -> u64 {
+        self.row_groups.iter().map(|r| r.num_rows).sum()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Schema {
+    pub columns: Vec<String>,
+}
+
+/// The metadata phase of an Iceberg table: what a cold query reads, serially, before data.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct IcebergMetadata {
+    pub metadata_json_bytes: u64,
+    pub manifest_list_bytes: u64,
+    pub manifest_bytes: Vec<u64>,
+}
+
+/// Where a layout came from. Nothing private beyond the paths.
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Provenance {
+    /// e.g. `sim 0.1.0 record parquet` or `generator many-small-files seed 42`.
+    pub tool: String,
+    /// Seconds since the Unix epoch when recorded; `None` for generated layouts.
+    pub created_unix_s: Option<u64>,
+    pub sources: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Table {
+    pub schemas: Vec<Schema>,
+    pub files: Vec<FileLayout>,
+    pub iceberg: Option<IcebergMetadata>,
+    pub provenance: Provenance,
+}
+
+impl Table {
+    pub fn schema_of(&self, file: &FileLayout) -> Option<&Schema> {
+        self.schemas.get(file.schema as usize)
+    }
+    pub fn total_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size_bytes).sum()
+    }
+    pub fn column_chunk_count(&self) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| f.row_groups.iter())
+            .map(|rg| rg.columns.len())
+            .sum()
+    }
+
+    /// Checks the invariants the read path relies on: every range inside its file, pages inside
+    /// their chunk, page table references in bounds, schema references valid.
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        for (fi, file) in self.files.iter().enumerate() {
+            let at = |what: String| LayoutError::Invalid { file: file.path.clone(), index: fi, what };
+            let schema = self
+                .schemas
+                .get(file.schema as usize)
+                .ok_or_else(|| at(format!("schema {} does not exist", file.schema)))?;
+            if (file.footer_len_bytes as u64) + 8 > file.size_bytes {
+                return Err(at(format!(
+                    "footer of {} bytes does not fit in a file of {} bytes",
+                    file.footer_len_bytes, file.size_bytes
+                )));
+            }
+            for (gi, rg) in file.row_groups.iter().enumerate() {
+                if rg.columns.len() != schema.columns.len() {
+                    return Err(at(format!(
+                        "row group {gi} has {} column chunks, the schema {}",
+                        rg.columns.len(),
+                        schema.columns.len()
+                    )));
+                }
+                for (ci, c) in rg.columns.iter().enumerate() {
+                    let inside = |r: ByteRange| r.end <= file.size_bytes && r.start <= r.end;
+                    let mut ranges = vec![("chunk", c.range())];
+                    ranges.extend(c.column_index().map(|r| ("column index", r)));
+                    ranges.extend(c.offset_index().map(|r| ("offset index", r)));
+                    if let Some(b) = c.bloom_filter() {
+                        ranges.push((
+                            "bloom filter",
+                            ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64),
+                        ));
+                    }
+                    for (what, r) in ranges {
+                        if !inside(r) {
+                            return Err(at(format!(
+                                "row group {gi} column {ci}: {what} {r} lies outside the file ({} bytes)",
+                                file.size_bytes
+                            )));
+                        }
+                    }
+                    if c.pages_count > 0 {
+                        let end = c.pages_first as usize + c.pages_count as usize;
+                        if end > file.pages.len() {
+                            return Err(at(format!(
+                                "row group {gi} column {ci}: pages {}..{end} beyond the page table ({})",
+                                c.pages_first,
+                                file.pages.len()
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum LayoutError {
+    #[error("file {index} ({file}): {what}")]
+    Invalid { file: String, index: usize, what: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_chunk_stays_small() {
+        // 7.7 M of these for the many-small-files table; see the crate doc.
+        assert!(std::mem::size_of::<ColumnChunk>() <= 80, "{}", std::mem::size_of::<ColumnChunk>());
+    }
+
+    #[test]
+    fn absent_parts_read_as_none() {
+        let c = ColumnChunk {
+            chunk_start: 100,
+            data_len: 50,
+            bloom_filter_offset: NO_BLOOM_FILTER,
+            ..Default::default()
+        };
+        assert_eq!(c.dictionary_page(), None);
+        assert_eq!(c.column_index(), None);
+        assert_eq!(c.offset_index(), None);
+        assert_eq!(c.bloom_filter(), None);
+        assert_eq!(c.data_pages(), ByteRange::new(100, 150));
+        let file = FileLayout::default();
+        assert!(c.pages(&file).is_none());
+    }
+
+    #[test]
+    fn implicit_single_page() {
+        let c = ColumnChunk {
+            chunk_start: 100,
+            dictionary_len: 20,
+            data_len: 50,
+            offset_index_offset: 500,
+            offset_index_len: 10,
+            bloom_filter_offset: NO_BLOOM_FILTER,
+            ..Default::default()
+        };
+        let file = FileLayout::default();
+        let pages = c.pages(&file).unwrap();
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages.get(0).unwrap().range(), ByteRange::new(120, 170));
+    }
+}

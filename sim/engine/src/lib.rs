@@ -1,0 +1,1 @@
+//! The discrete-event engine: virtual time, event queue, RNG streams.

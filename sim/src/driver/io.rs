@@ -1,0 +1,337 @@
+//! The IO world of one run: a read the reader starts goes through the page cache (if any), then
+//! the filesystem cache (if any), then the object store, and comes back as one logical read.
+
+use super::readiness::CompositeRead;
+use super::trace::{ServedBy, TraceRow};
+use super::RunError;
+use crate::scenario::{Resolved, ResolvedArm};
+use engine::EventQueue;
+use layout::ByteRange;
+use models::fs_cache::{FsCache, FsCacheMode};
+use models::page_cache::{PageCache, PageCacheMode};
+use models::store::{ClientEvent, GetRequest, S3Client};
+use planner::{Event, Object, ReadRequest, ReadSource};
+use std::collections::BTreeMap;
+
+/// Object ids: data files keep their index; Iceberg metadata objects live above 2^40.
+pub fn object_id(o: &Object) -> u64 {
+    const META: u64 = 1 << 40;
+    match o {
+        Object::Data(f) => *f as u64,
+        Object::IcebergMetadataJson => META,
+        Object::IcebergManifestList => META + 1,
+        Object::IcebergManifest(i) => META + 2 + *i as u64,
+    }
+}
+
+struct LiveRead {
+    id: planner::ReadId,
+    object: u64,
+    composite: CompositeRead,
+    source: ReadSource,
+}
+
+/// What a store GET is for.
+#[derive(Clone, Copy)]
+enum GetPurpose {
+    /// Serves fragment `fragment` of read `read`; the GET starts `lead` bytes before the fragment.
+    Fragment { read: u64, fragment: usize, lead: u64, fill_fs_cache: bool },
+    /// A filesystem-cache background download: no reader waits for it.
+    Background,
+}
+
+struct Get {
+    purpose: GetPurpose,
+    object: u64,
+    range: ByteRange,
+}
+
+struct LocalDone {
+    read: u64,
+    fragment: usize,
+}
+
+pub struct IoWorld {
+    client: S3Client,
+    page_cache: Option<(PageCache, PageCacheMode)>,
+    fs_cache: Option<(FsCache, FsCacheMode)>,
+    reads: BTreeMap<u64, LiveRead>,
+    gets: BTreeMap<u64, Get>,
+    local: EventQueue<LocalDone>,
+    next_token: u64,
+    record_trace: bool,
+    trace: Vec<TraceRow>,
+    object_sizes: Vec<u64>,
+    client_events: Vec<(u64, ClientEvent)>,
+}
+
+impl IoWorld {
+    pub fn new(
+        r: &Resolved,
+        arm: &ResolvedArm,
+        rngs: &engine::RngStreams,
+        replication: u64,
+        record_trace: bool,
+    ) -> Result<Self, RunError> {
+        let model = |e: &dyn std::fmt::Display| RunError::Model(e.to_string());
+        let client = S3Client::new(&r.store, rngs.stream(engine::Subsystem::Store, replication)).map_err(|e| model(&e))?;
+        let object_sizes: Vec<u64> = r.table.files.iter().map(|f| f.size_bytes).collect();
+        let page_cache = match &r.page_cache {
+            Some(spec) => {
+                let mut rng = rngs.stream(engine::Subsystem::PageCache, replication);
+                let mut pc = PageCache::new(spec, &mut rng).map_err(|e| model(&e))?;
+                for (i, size) in object_sizes.iter().enumerate() {
+                    pc.warm(i as u64, *size, &mut rng);
+                }
+                let mode = if arm.strategy.read_through_page_cache() {
+                    PageCacheMode::ReadThrough { io_concurrency: arm.strategy.io_threads() as u32 }
+                } else {
+                    PageCacheMode::Base
+                };
+                Some((pc, mode))
+            }
+            None => None,
+        };
+        let fs_cache = match &r.fs_cache {
+            Some(spec) => {
+                let mut rng = rngs.stream(engine::Subsystem::FsCache, replication);
+                let mut fc = FsCache::new(spec).map_err(|e| model(&e))?;
+                for (i, size) in object_sizes.iter().enumerate() {
+                    fc.warm(i as u64, *size, &mut rng);
+                }
+                let mode = if arm.strategy.filesystem_cache_fixes() { FsCacheMode::Redesign } else { FsCacheMode::Base };
+                Some((fc, mode))
+            }
+            None => None,
+        };
+        Ok(Self {
+            client,
+            page_cache,
+            fs_cache,
+            reads: BTreeMap::new(),
+            gets: BTreeMap::new(),
+            local: EventQueue::new(),
+            next_token: 0,
+            record_trace,
+            trace: Vec::new(),
+            object_sizes,
+            client_events: Vec::new(),
+        })
+    }
+
+    /// What the page cache holds, for the coalescer's read-through of cached gaps (R8).
+    pub fn cache_view(&self) -> CacheView<'_> {
+        CacheView { page_cache: self.page_cache.as_ref().map(|(pc, _)| pc) }
+    }
+
+    pub fn store_stats(&self) -> models::store::StoreStats {
+        self.client.stats()
+    }
+
+    pub fn page_cache_read_through_bytes(&self) -> u64 {
+        self.page_cache.as_ref().map(|(pc, _)| pc.stats().read_through_bytes).unwrap_or(0)
+    }
+
+    pub fn active_gets(&self) -> u64 {
+        self.client.active_requests() as u64
+    }
+
+    fn object_size(&self, object: u64) -> u64 {
+        self.object_sizes.get(object as usize).copied().unwrap_or(u64::MAX)
+    }
+
+    /// Starts a read the reader issued at `now`.
+    pub fn start(&mut self, now: u64, req: ReadRequest) {
+        let object = object_id(&req.object);
+        let key = req.id.0;
+        // 1. Page cache: cached blocks are served locally, the rest is fetched (in base mode a
+        // read is rounded to blocks and split around cached ones).
+        let mut parts: Vec<(ByteRange, bool)> = Vec::new(); // (range, cached)
+        match &self.page_cache {
+            Some((pc, mode)) if matches!(req.object, Object::Data(_)) => {
+                for frag in pc.plan(object, req.range, *mode, self.client.estimate()) {
+                    let r = clip(frag.range, req.range);
+                    if !r.is_empty() {
+                        parts.push((r, frag.source == models::page_cache::FragmentSource::Cached));
+                    }
+                }
+            }
+            _ => parts.push((req.range, false)),
+        }
+        let composite = CompositeRead::new(req.range, parts.iter().map(|p| p.0).collect());
+        let mut source = ReadSource::Store;
+        let mut starts: Vec<(usize, ByteRange, bool)> = Vec::new(); // (fragment, range, local)
+        for (i, (range, cached)) in parts.iter().enumerate() {
+            if *cached {
+                source = ReadSource::PageCache;
+                let ns = self.page_cache.as_ref().map(|(pc, _)| pc.hit_ns(range.len())).unwrap_or(0);
+                self.local.schedule(now + ns, LocalDone { read: key, fragment: i });
+                self.push_trace(now, now + ns, now + ns, object, *range, ServedBy::PageCache, 200);
+            } else {
+                starts.push((i, *range, false));
+            }
+        }
+        self.reads.insert(key, LiveRead { id: req.id, object, composite, source });
+        // 2. Filesystem cache, then 3. the store.
+        for (i, range, _) in starts {
+            self.fetch(now, key, i, object, range);
+        }
+    }
+
+    fn fetch(&mut self, now: u64, read: u64, fragment: usize, object: u64, range: ByteRange) {
+        let size = self.object_size(object);
+        if let Some((fc, mode)) = &mut self.fs_cache {
+            let plan = fc.plan(object, size, range, *mode);
+            let mut remote_started = false;
+            for local in &plan.local {
+                // A disk read served from the cache: complete after the disk's latency and time.
+                let ns = fc.disk_read_ns(local.len());
+                let _ = local;
+                self.local.schedule(now + ns, LocalDone { read, fragment });
+                if let Some(r) = self.reads.get_mut(&read) {
+                    r.source = ReadSource::FilesystemCache;
+                }
+                self.push_trace(now, now + ns, now + ns, object, *local, ServedBy::FilesystemCache, 200);
+            }
+            for remote in plan.remote.clone() {
+                let lead = range.start.saturating_sub(remote.start);
+                self.start_get(now, GetPurpose::Fragment { read, fragment, lead, fill_fs_cache: true }, object, remote);
+                remote_started = true;
+            }
+            for bg in plan.background.clone() {
+                self.start_get(now, GetPurpose::Background, object, bg);
+            }
+            let _ = remote_started;
+            return;
+        }
+        self.start_get(now, GetPurpose::Fragment { read, fragment, lead: 0, fill_fs_cache: false }, object, range);
+    }
+
+    fn start_get(&mut self, now: u64, purpose: GetPurpose, object: u64, range: ByteRange) {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.gets.insert(token, Get { purpose, object, range });
+        self.client.start(now, GetRequest { token, object, prefix: 0, offset: range.start, len: range.len() });
+    }
+
+    pub fn next_event_ns(&self) -> Option<u64> {
+        [self.client.next_event_ns(), self.local.peek_time()].into_iter().flatten().min()
+    }
+
+    /// Advances the world to `now` and appends the reader events that happened, in time order.
+    pub fn advance(&mut self, now: u64, out: &mut Vec<(u64, Event)>) {
+        self.client_events.clear();
+        let mut evs = std::mem::take(&mut self.client_events);
+        self.client.advance(now, &mut evs);
+        for (t, ev) in evs.drain(..) {
+            self.on_client_event(t, ev, out);
+        }
+        self.client_events = evs;
+        while self.local.peek_time().is_some_and(|t| t <= now) {
+            let Some((t, done)) = self.local.pop() else { break };
+            self.on_fragment_progress(t, done.read, done.fragment, u64::MAX, out);
+        }
+        if self.record_trace {
+            let mut attempts = Vec::new();
+            self.client.drain_attempts(&mut attempts);
+            for a in attempts {
+                let (object, range) = (a.object, ByteRange::with_len(a.offset, a.len));
+                self.trace.push(TraceRow::from_attempt(&a, object, range));
+            }
+        }
+    }
+
+    fn on_client_event(&mut self, t: u64, ev: ClientEvent, out: &mut Vec<(u64, Event)>) {
+        let token = ev.token();
+        let Some(get) = self.gets.get(&token) else { return };
+        let (purpose, object, range) = (get.purpose, get.object, get.range);
+        match ev {
+            ClientEvent::FirstByte { .. } => {
+                if let GetPurpose::Fragment { read, fragment: 0, .. } = purpose {
+                    if let Some(r) = self.reads.get_mut(&read) {
+                        if !r.composite.first_byte_sent {
+                            r.composite.first_byte_sent = true;
+                            out.push((t, Event::ReadFirstByte { id: r.id }));
+                        }
+                    }
+                }
+            }
+            ClientEvent::Progress { bytes_ready, .. } => {
+                if let GetPurpose::Fragment { read, fragment, lead, .. } = purpose {
+                    self.on_fragment_progress(t, read, fragment, bytes_ready.saturating_sub(lead), out);
+                }
+            }
+            ClientEvent::Completed { .. } => {
+                self.gets.remove(&token);
+                if let Some((pc, _)) = &mut self.page_cache {
+                    pc.insert(object, range);
+                }
+                let fill = match purpose {
+                    GetPurpose::Fragment { fill_fs_cache, .. } => fill_fs_cache,
+                    GetPurpose::Background => true,
+                };
+                if fill {
+                    if let Some((fc, _)) = &mut self.fs_cache {
+                        fc.complete(object, range);
+                    }
+                }
+                if let GetPurpose::Fragment { read, fragment, .. } = purpose {
+                    self.on_fragment_progress(t, read, fragment, u64::MAX, out);
+                }
+            }
+            ClientEvent::Failed { reason, .. } => {
+                self.gets.remove(&token);
+                if let GetPurpose::Fragment { read, .. } = purpose {
+                    if let Some(r) = self.reads.remove(&read) {
+                        out.push((t, Event::ReadFailed { id: r.id, reason }));
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_fragment_progress(&mut self, t: u64, read: u64, fragment: usize, ready: u64, out: &mut Vec<(u64, Event)>) {
+        let Some(r) = self.reads.get_mut(&read) else { return };
+        r.composite.set_ready(fragment, ready);
+        let now_ready = r.composite.bytes_ready();
+        if !r.composite.first_byte_sent && now_ready > 0 {
+            r.composite.first_byte_sent = true;
+            out.push((t, Event::ReadFirstByte { id: r.id }));
+        }
+        if r.composite.is_complete() {
+            let r = self.reads.remove(&read).expect("present above");
+            out.push((t, Event::ReadCompleted { id: r.id, source: r.source }));
+        } else if now_ready > r.composite.reported_ready {
+            r.composite.reported_ready = now_ready;
+            out.push((t, Event::ReadProgress { id: r.id, bytes_ready: now_ready }));
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push_trace(&mut self, start: u64, first: u64, end: u64, object: u64, range: ByteRange, by: ServedBy, status: u16) {
+        if self.record_trace {
+            self.trace.push(TraceRow::local(start, first, end, object, range, by, status));
+        }
+    }
+
+    pub fn take_trace(&mut self) -> Vec<TraceRow> {
+        let mut t = std::mem::take(&mut self.trace);
+        t.sort_by_key(|r| (r.start_ns, r.end_ns));
+        t
+    }
+}
+
+fn clip(r: ByteRange, to: ByteRange) -> ByteRange {
+    ByteRange::new(r.start.max(to.start), r.end.min(to.end))
+}
+
+/// The page cache as the coalescer sees it (R8).
+pub struct CacheView<'a> {
+    page_cache: Option<&'a PageCache>,
+}
+
+impl planner::CacheView for CacheView<'_> {
+    fn cached_bytes(&self, file: layout::FileIndex, range: ByteRange) -> u64 {
+        self.page_cache.map(|pc| pc.cached_bytes(file as u64, range)).unwrap_or(0)
+    }
+}

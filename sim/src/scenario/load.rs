@@ -1,0 +1,223 @@
+//! Reading a scenario file: typed parse with line and column, overrides, and errors that name
+//! the file, the line, the key and the nearest valid key.
+
+use super::file::ScenarioFile;
+use super::overrides::{self, Override};
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A scenario error: where (file, line, key) and what would be right.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScenarioError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// The key or override the error is about, when known.
+    pub key: Option<String>,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+            if let Some(c) = self.column {
+                write!(f, ":{c}")?;
+            }
+        }
+        if let Some(k) = &self.key {
+            write!(f, ": `{k}`")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+impl ScenarioError {
+    pub fn new(file: &Path, message: impl Into<String>) -> Self {
+        Self { file: file.to_path_buf(), line: None, column: None, key: None, message: message.into() }
+    }
+    pub fn at_key(file: &Path, text: &str, key: &str, message: impl Into<String>) -> Self {
+        let line = find_key_line(text, key);
+        Self { file: file.to_path_buf(), line, column: None, key: Some(key.to_string()), message: message.into() }
+    }
+}
+
+/// A parsed scenario with the tree it came from (for overrides, sweeps and `sim validate`).
+#[derive(Debug, Clone)]
+pub struct LoadedScenario {
+    pub path: PathBuf,
+    pub text: String,
+    /// The tree after overrides.
+    pub tree: Value,
+    pub file: ScenarioFile,
+    pub overrides: Vec<Override>,
+}
+
+impl LoadedScenario {
+    /// The directory relative paths in the scenario are resolved against.
+    pub fn base_dir(&self) -> PathBuf {
+        self.path.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+
+    /// The same scenario with more overrides applied on top (cases, sweep points).
+    pub fn with_overrides(&self, more: &[Override]) -> Result<LoadedScenario, ScenarioError> {
+        let mut all = self.overrides.clone();
+        all.extend(more.iter().cloned());
+        let mut tree = self.tree.clone();
+        let file = apply_overrides(&self.path, &mut tree, more)?;
+        Ok(LoadedScenario { path: self.path.clone(), text: self.text.clone(), tree, file, overrides: all })
+    }
+}
+
+/// Loads and parses a scenario, then applies `overrides` (from `--set`) in order.
+pub fn load(path: &Path, overrides: &[Override]) -> Result<LoadedScenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ScenarioError::new(path, format!("cannot read the scenario file: {e} (is the path right? scenarios ship in scenarios/)"))
+    })?;
+    parse(path, &text, overrides)
+}
+
+/// Parses scenario text (`path` is used for messages and relative paths).
+pub fn parse(path: &Path, text: &str, overrides: &[Override]) -> Result<LoadedScenario, ScenarioError> {
+    let file: ScenarioFile = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
+    let mut tree: Value = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
+    let file = if overrides.is_empty() { file } else { apply_overrides(path, &mut tree, overrides)? };
+    Ok(LoadedScenario { path: path.to_path_buf(), text: text.to_string(), tree, file, overrides: overrides.to_vec() })
+}
+
+fn apply_overrides(path: &Path, tree: &mut Value, overrides: &[Override]) -> Result<ScenarioFile, ScenarioError> {
+    for ov in overrides {
+        // `store: s3-standard` becomes `store: {preset: s3-standard}` so that `store.x=..` can
+        // refine a preset.
+        if ov.path.first().map(String::as_str) == Some("store") && ov.path.len() > 1 {
+            if let Some(Value::String(name)) = tree.get("store") {
+                let name = name.clone();
+                tree["store"] = serde_json::json!({ "preset": name });
+            }
+        }
+        overrides::apply(tree, ov).map_err(|e| ScenarioError {
+            file: path.to_path_buf(),
+            line: None,
+            column: None,
+            key: Some(ov.text.clone()),
+            message: e.to_string(),
+        })?;
+    }
+    let de = tree.clone();
+    serde_path_to_error::deserialize::<_, ScenarioFile>(de).map_err(|e| {
+        let at = e.path().to_string();
+        let msg = with_suggestion(&e.inner().to_string());
+        let keys: Vec<&str> = overrides.iter().map(|o| o.text.as_str()).collect();
+        ScenarioError {
+            file: path.to_path_buf(),
+            line: None,
+            column: None,
+            key: Some(at),
+            message: format!("{msg} (after applying {})", keys.join(", ")),
+        }
+    })
+}
+
+fn saphyr_error(path: &Path, e: &serde_saphyr::Error) -> ScenarioError {
+    // serde-saphyr renders `line L column C: message` followed by a snippet; keep the first line
+    // for the message and the location for the fields.
+    let full = e.to_string();
+    let first = full.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+    let (line, column, message) = split_location(&first);
+    ScenarioError {
+        file: path.to_path_buf(),
+        line,
+        column,
+        key: unknown_name(&message),
+        message: with_suggestion(&message),
+    }
+}
+
+fn split_location(s: &str) -> (Option<usize>, Option<usize>, String) {
+    // "line 10 column 5: unknown field ..."
+    if let Some(rest) = s.strip_prefix("line ") {
+        let mut it = rest.splitn(2, ": ");
+        let loc = it.next().unwrap_or("");
+        let msg = it.next().unwrap_or("").to_string();
+        let mut parts = loc.split(" column ");
+        let line = parts.next().and_then(|l| l.trim().parse().ok());
+        let col = parts.next().and_then(|c| c.trim().parse().ok());
+        if line.is_some() {
+            return (line, col, msg);
+        }
+    }
+    (None, None, s.to_string())
+}
+
+/// The unknown name in a serde "unknown field/variant" message.
+fn unknown_name(msg: &str) -> Option<String> {
+    let rest = msg.split_once("unknown field `").or_else(|| msg.split_once("unknown variant `"))?.1;
+    Some(rest.split('`').next()?.to_string())
+}
+
+/// Adds "did you mean `x`?" to serde's "unknown field `y`, expected one of ..." messages.
+pub fn with_suggestion(msg: &str) -> String {
+    let Some(unknown) = unknown_name(msg) else { return msg.to_string() };
+    let Some((_, list)) = msg.split_once("expected one of ").or_else(|| msg.split_once("expected ")) else {
+        return msg.to_string();
+    };
+    let candidates: Vec<String> = list
+        .split(',')
+        .map(|s| s.trim().trim_matches('`').trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    match nearest(&unknown, candidates.iter().map(String::as_str)) {
+        Some(best) => format!("{msg} (did you mean `{best}`?)"),
+        None => msg.to_string(),
+    }
+}
+
+/// The candidate closest to `name`, if any is close enough to be a plausible typo.
+pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|c| (strsim::jaro_winkler(name, c), c))
+        .filter(|(score, _)| *score > 0.75)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// The 1-based line where `key:` first appears as a YAML key, for errors found after parsing.
+pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    text.lines().position(|l| {
+        let t = l.trim_start().trim_start_matches("- ");
+        t.starts_with(&format!("{last}:")) || t.starts_with(&format!("\"{last}\":"))
+    })
+    .map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggestion_for_misspelled_key() {
+        let m = with_suggestion("unknown field `stratgy`, expected one of name, strategy, settings");
+        assert!(m.ends_with("(did you mean `strategy`?)"), "{m}");
+        let m = with_suggestion("unknown field `zzz`, expected one of `name`, `strategy`");
+        assert!(!m.contains("did you mean"), "{m}");
+    }
+
+    #[test]
+    fn location_is_split_out() {
+        let (l, c, m) = split_location("line 10 column 5: unknown field `x`");
+        assert_eq!((l, c, m.as_str()), (Some(10), Some(5), "unknown field `x`"));
+    }
+
+    #[test]
+    fn key_lines() {
+        let text = "name: a\narms:\n  - name: b\n    strategy: c\n";
+        assert_eq!(find_key_line(text, "strategy"), Some(4));
+        assert_eq!(find_key_line(text, "arms.0.strategy"), Some(4));
+        assert_eq!(find_key_line(text, "nope"), None);
+    }
+}

@@ -1,0 +1,61 @@
+//! Scenarios: the YAML a user writes, its overrides, and its resolution into what a run needs.
+
+pub mod file;
+pub mod load;
+pub mod overrides;
+pub mod resolve;
+
+pub use file::ScenarioFile;
+pub use load::{load, parse, LoadedScenario, ScenarioError};
+pub use overrides::{parse_override, Override};
+pub use resolve::{resolve, Resolved, ResolvedArm, ResolvedQuery, TableCache};
+
+use std::fmt::Write as _;
+
+/// `sim validate`: the scenario tree after overrides, then what it resolves to, case by case.
+pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
+    let mut out = String::new();
+    let tree = serde_saphyr::to_string(&loaded.tree).unwrap_or_else(|e| format!("# (cannot print the tree: {e})\n"));
+    let _ = writeln!(out, "# {} after overrides", loaded.path.display());
+    out.push_str(&tree);
+    let tables = TableCache::default();
+    for (case, overrides) in cases(loaded)? {
+        let scenario = loaded.with_overrides(&overrides)?;
+        let r = resolve(&scenario, &tables)?;
+        let _ = writeln!(out, "\n# case `{case}` resolves to:");
+        let _ = writeln!(
+            out,
+            "#   table: {} files, {} column chunks, {} ({})",
+            r.table.files.len(),
+            r.table.column_chunk_count(),
+            units::format_bytes(r.table.total_bytes()),
+            r.table.provenance.tool
+        );
+        for q in &r.queries {
+            let _ = writeln!(out, "#   query {}: {} columns over {} files", q.name, q.spec.columns.len(), q.spec.files.len());
+        }
+        let _ = writeln!(out, "#   store: {}", r.store.source);
+        for a in &r.arms {
+            let _ = writeln!(out, "#   arm {} = {}", a.name, a.strategy_name);
+        }
+    }
+    Ok(out)
+}
+
+/// The cases of a scenario as (name, overrides); one unnamed `default` case when it has none.
+pub fn cases(loaded: &LoadedScenario) -> Result<Vec<(String, Vec<Override>)>, ScenarioError> {
+    if loaded.file.cases.is_empty() {
+        return Ok(vec![("default".to_string(), Vec::new())]);
+    }
+    let mut out = Vec::new();
+    for c in &loaded.file.cases {
+        let mut ovs = Vec::new();
+        for (k, v) in &c.set {
+            let ov = parse_override(&format!("{k}={}", v.0))
+                .map_err(|e| ScenarioError::at_key(&loaded.path, &loaded.text, k, format!("case {}: {e}", c.name)))?;
+            ovs.push(ov);
+        }
+        out.push((c.name.clone(), ovs));
+    }
+    Ok(out)
+}

@@ -3,8 +3,11 @@
 
 pub mod driver;
 pub mod report;
+pub mod plots;
 pub mod run;
 pub mod scenario;
+pub mod sweep;
+pub mod tune;
 
 use scenario::Override;
 

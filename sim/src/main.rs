@@ -16,6 +16,10 @@ struct Cli {
 enum Command {
     /// Run a scenario: every arm side by side, baseline = first arm.
     Run(RunArgs),
+    /// Sweep settings or model parameters over a grid: every point runs every arm, to CSV and plots.
+    Sweep(SweepArgs),
+    /// Propose the settings that make one arm fastest (or cheapest) over one or more scenarios.
+    Tune(TuneArgs),
     /// Print the fully resolved scenario (after presets and overrides) and check it.
     Validate {
         scenario: PathBuf,
@@ -64,7 +68,76 @@ struct RunArgs {
     /// Write a timeline CSV (concurrency, bytes in flight, pool memory over time).
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
+    /// Plot each arm's timeline (replication 0, first query) into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     /// Worker threads for replications and arms (results do not depend on it).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    scenario: PathBuf,
+    /// An axis: `NAME=VALUES`, VALUES a list (`64KiB,1MiB,4MiB`) or a range with a step rule
+    /// (`64KiB..16MiB:x2`, `0..1MiB:+128KiB`). NAME is a setting or a dotted path into the
+    /// scenario (`store.first_byte.median`). Default: the scenario's `sweep:` section.
+    #[arg(long = "vary", value_name = "NAME=VALUES")]
+    vary: Vec<String>,
+    /// Replications per point (the same seeds at every point).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// Fixed overrides applied before the sweep.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Which case of the scenario to sweep (default: the first).
+    #[arg(long)]
+    case: Option<String>,
+    /// CSV output, one row per (point, arm); written as points finish.
+    #[arg(short, long, default_value = "sweep.csv")]
+    output: PathBuf,
+    /// Keep the complete points an interrupted run of the same sweep wrote, and run the rest.
+    #[arg(long)]
+    resume: bool,
+    /// Write plots (PNG and SVG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+    /// Worker threads (results do not depend on it).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(clap::Args)]
+struct TuneArgs {
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// A setting to tune and its range: `NAME=LOW..HIGH[:log]`
+    /// (e.g. `input_format_parquet_coalesce_gap_bytes=64KiB..16MiB:log`).
+    #[arg(long = "param", value_name = "NAME=LOW..HIGH[:log]", required = true)]
+    params: Vec<String>,
+    /// `time` (default), `cost`, or `mix:W` (W = weight of time).
+    #[arg(long, default_value = "time")]
+    objective: String,
+    /// Reject settings whose peak reader memory exceeds this (e.g. `8GiB`).
+    #[arg(long, value_name = "SIZE")]
+    max_memory: Option<String>,
+    /// Distinct settings evaluated at most.
+    #[arg(long, default_value_t = 40)]
+    budget: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The arm whose settings are tuned (default: the first clickhouse-redesign arm).
+    #[arg(long)]
+    arm: Option<String>,
+    /// Replications per evaluation (default: each scenario's).
+    #[arg(long)]
+    reps: Option<u32>,
+    /// Fixed overrides applied to every scenario first.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    set: Vec<String>,
+    /// Write the convergence plot (PNG and SVG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
     #[arg(long)]
     threads: Option<usize>,
 }
@@ -98,6 +171,8 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => cmd_run(args),
+        Command::Sweep(args) => cmd_sweep(args),
+        Command::Tune(args) => cmd_tune(args),
         Command::Validate { scenario, set } => {
             let overrides = sim::parse_overrides(&set)?;
             let loaded = sim::scenario::load(&scenario, &overrides)?;
@@ -122,7 +197,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         seed: args.seed,
         cases: args.cases,
         trace: args.trace.is_some(),
-        timeline: args.timeline.is_some(),
+        timeline: args.timeline.is_some() || args.plot.is_some(),
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
     let started = std::time::Instant::now();
@@ -136,12 +211,97 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         std::fs::write(path, &out.timeline_csv).with_context(|| format!("writing the timeline to {}", path.display()))?;
         eprintln!("timeline: {}", path.display());
     }
+    if let Some(dir) = &args.plot {
+        let mut seen = std::collections::BTreeSet::new();
+        for (case, arm, rep, query, rows) in &out.timelines {
+            if *rep != 0 || !seen.insert((case.clone(), arm.clone())) {
+                continue;
+            }
+            let title = format!("{} / {case} / {arm} / {query}: timeline", loaded.file.name);
+            let stem = dir.join(format!("{}-{case}-{arm}-timeline", loaded.file.name));
+            for p in sim::plots::timeline_plot(rows, &title, &stem)? {
+                eprintln!("plot: {}", p.display());
+            }
+        }
+    }
     if args.json {
         println!("{}", out.report.to_json());
     } else if args.csv {
         print!("{}", out.report.to_csv()?);
     } else {
         print!("{}", out.report.to_table());
+    }
+    Ok(())
+}
+
+fn cmd_sweep(args: SweepArgs) -> Result<()> {
+    let overrides = sim::parse_overrides(&args.set)?;
+    let loaded = sim::scenario::load(&args.scenario, &overrides)?;
+    let (axes, reps_from_file) = sim::sweep::axes_for(&loaded, &args.vary)?;
+    let points: usize = axes.iter().map(|a| a.values.len()).product();
+    eprintln!(
+        "sweeping {} over {} point{} ({})",
+        args.scenario.display(),
+        points,
+        if points == 1 { "" } else { "s" },
+        axes.iter().map(|a| format!("{}: {} values", a.name, a.values.len())).collect::<Vec<_>>().join(", ")
+    );
+    let opts = sim::sweep::SweepOptions {
+        axes,
+        reps: args.reps.or(reps_from_file),
+        output: args.output.clone(),
+        resume: args.resume,
+        case: args.case,
+        progress: true,
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
+    let started = std::time::Instant::now();
+    let result = pool.install(|| sim::sweep::run_sweep(&loaded, &opts))?;
+    eprintln!(
+        "{} points run, {} kept from before, in {:.1}s; rows in {}",
+        result.points_run,
+        result.points_resumed,
+        started.elapsed().as_secs_f64(),
+        args.output.display()
+    );
+    if let Some(dir) = &args.plot {
+        let paths = sim::plots::sweep_plots(&result, &loaded.file.name, dir)?;
+        for p in paths {
+            eprintln!("plot: {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn cmd_tune(args: TuneArgs) -> Result<()> {
+    let overrides = sim::parse_overrides(&args.set)?;
+    let loaded: Vec<_> = args.scenarios.iter().map(|p| sim::scenario::load(p, &overrides)).collect::<Result<_, _>>()?;
+    let params: Vec<_> = args.params.iter().map(|p| sim::tune::parse_param(p)).collect::<Result<_, _>>()?;
+    let max_memory_bytes = args
+        .max_memory
+        .as_deref()
+        .map(|m| units::parse_bytes(m).with_context(|| format!("--max-memory {m}")))
+        .transpose()?;
+    let opts = sim::tune::TuneOptions {
+        params,
+        objective: args.objective.parse()?,
+        max_memory_bytes,
+        budget: args.budget.max(1),
+        seed: args.seed,
+        arm: args.arm.clone(),
+        reps: args.reps,
+        progress: true,
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
+    let started = std::time::Instant::now();
+    let targets = sim::tune::targets(&loaded, args.arm.as_deref())?;
+    let out = pool.install(|| sim::tune::report::tune_and_report(&targets, &opts))?;
+    eprintln!("tuned in {:.1}s ({} evaluations)", started.elapsed().as_secs_f64(), out.result.history.len());
+    print!("{}", out.text);
+    if let Some(dir) = &args.plot {
+        for p in sim::tune::report::convergence_plot(&out.result, dir)? {
+            eprintln!("plot: {}", p.display());
+        }
     }
     Ok(())
 }

@@ -33,9 +33,11 @@ pub struct ScenarioOutput {
     pub trace_csv: String,
     pub trace_rows: usize,
     pub timeline_csv: String,
+    /// (case, arm, replication, query, rows) of every run, when timelines were asked for.
+    pub timelines: Vec<Labelled<TimelineRow>>,
 }
 
-type Labelled<T> = (String, String, u32, String, Vec<T>);
+pub type Labelled<T> = (String, String, u32, String, Vec<T>);
 
 /// Runs the scenario's cases (or the selected ones) with the options' overrides.
 pub fn run_scenario(loaded: &LoadedScenario, opts: &RunOptions) -> Result<ScenarioOutput, ScenarioRunError> {
@@ -79,6 +81,7 @@ pub fn run_scenario(loaded: &LoadedScenario, opts: &RunOptions) -> Result<Scenar
         trace_csv: if opts.trace { driver::trace::to_csv(&traces)? } else { String::new() },
         trace_rows,
         timeline_csv: if opts.timeline { driver::timeline::to_csv(&timelines)? } else { String::new() },
+        timelines,
     })
 }
 

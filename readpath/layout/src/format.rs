@@ -1,1 +1,1334 @@
-//! Compact on-disk layout files (see the module doc once written).
+//! Compact layout files: a [`Table`] as bytes, and back.
+//!
+//! A 17,554-file x 437-column table has 7.7 M column chunks, so the format is columnar: each
+//! field of every chunk (start, lengths, index offsets...) goes to its own stream of LEB128
+//! varints, and each value is written as the difference from what the previous one predicts
+//! (a chunk starts where the one before it ended, an offset index where the previous offset
+//! index ended, ...). A writer's layout then turns into long runs of zeros and small numbers,
+//! which a general-purpose compressor (raw DEFLATE, `miniz_oxide`, pure Rust) shrinks further.
+//!
+//! File layout (integers in the header are little-endian):
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | magic `RPLAYOUT` |
+//! | 8..12 | format version (u32), [`VERSION`] |
+//! | 12 | body compression: 0 none, 1 raw DEFLATE |
+//! | 13..16 | reserved, zero |
+//! | 16..24 | decoded body length (u64) |
+//! | 24..28 | CRC-32 of bytes 0..24, bytes 28..36 and the stored body: any damaged byte is caught |
+//! | 28..36 | stored body length (u64): the rest of the file |
+//! | 36.. | the body, compressed as stated |
+//!
+//! The decoded body is a stream count, the byte length of each stream, then the streams. The
+//! first stream (`meta`) holds provenance, Iceberg metadata, schemas and the file count; the
+//! others hold one field each, in file / row group / chunk order.
+//!
+//! The module does no IO: the caller opens files and passes a writer or the bytes. Any byte
+//! string given to [`read_table`] yields a [`Table`] or a [`FormatError`] that says what is wrong
+//! and where; it never panics. The format is lossless for any table whose ranges do not
+//! overflow `u64` (see [`FormatError::Overflow`]); it does not run [`Table::validate`].
+
+use crate::{
+    Codec, ColumnChunk, FileLayout, IcebergMetadata, PageLocation, Provenance, RowGroup, Schema,
+    Table, NO_BLOOM_FILTER,
+};
+use std::io::Write;
+
+/// The first 8 bytes of every layout file.
+pub const MAGIC: [u8; 8] = *b"RPLAYOUT";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of the fixed header before the body.
+pub const HEADER_BYTES: usize = 36;
+
+/// Where a Parquet file's first column chunk starts: after the 4-byte `PAR1` magic.
+const FIRST_CHUNK_OFFSET: u64 = 4;
+
+/// How the body is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Body stored as is (for debugging; about 3-4x larger).
+    None,
+    /// Raw DEFLATE at `level` 0..=10 (miniz levels: 1 fastest, 6 default, 10 smallest).
+    Deflate { level: u8 },
+}
+
+/// Options for [`write_table_with`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    pub compression: Compression,
+}
+
+impl Default for WriteOptions {
+    /// DEFLATE level 1: on layouts it is within a few percent of level 6 in size and several
+    /// times faster.
+    fn default() -> Self {
+        Self {
+            compression: Compression::Deflate { level: 1 },
+        }
+    }
+}
+
+/// What went wrong writing or reading a layout file.
+#[derive(Debug, thiserror::Error)]
+pub enum FormatError {
+    #[error("writing the layout failed: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a layout file: it starts with {found:?}; a layout file starts with the 8 bytes `RPLAYOUT`")]
+    BadMagic { found: Vec<u8> },
+    #[error("layout file truncated: {what} needs bytes {offset}..{needed_end}, the file has {available} bytes")]
+    Truncated {
+        what: &'static str,
+        offset: u64,
+        needed_end: u64,
+        available: u64,
+    },
+    #[error("layout file version {found} is not supported; this build reads version {supported}")]
+    UnsupportedVersion { found: u32, supported: u32 },
+    #[error(
+        "byte {offset}: unknown body compression {found}; expected 0 (none) or 1 (raw DEFLATE)"
+    )]
+    UnknownCompression { found: u8, offset: u64 },
+    #[error("bytes 13..16: reserved header bytes are {found:?}, expected zeros (a newer or corrupt file)")]
+    Reserved { found: [u8; 3] },
+    #[error("bytes 28..36: the header states a body of {stated} bytes but {actual} bytes follow the header")]
+    BodyLength { stated: u64, actual: u64 },
+    #[error("the body (from byte {HEADER_BYTES}) does not decompress: {detail}")]
+    Decompress { detail: String },
+    #[error("the decompressed body has {actual} bytes, the header (bytes 16..24) states {stated}")]
+    DecodedLength { stated: u64, actual: u64 },
+    #[error("checksum mismatch: the header (bytes 24..28) states CRC-32 {stated:#010x}, the file's bytes give {computed:#010x}: the file is corrupt")]
+    Checksum { stated: u32, computed: u32 },
+    #[error("byte {offset} of the decoded body (stream `{stream}`): {what}")]
+    Corrupt {
+        stream: &'static str,
+        offset: u64,
+        what: String,
+    },
+    #[error(
+        "file {file} ({path}): {what} overflows a 64-bit offset; such a table cannot be stored"
+    )]
+    Overflow {
+        file: usize,
+        path: String,
+        what: String,
+    },
+}
+
+/// Writes `table` with the default options (DEFLATE level 1).
+pub fn write_table(table: &Table, out: &mut impl Write) -> Result<(), FormatError> {
+    write_table_with(table, out, &WriteOptions::default())
+}
+
+/// Writes `table` to `out` as a layout file.
+pub fn write_table_with(
+    table: &Table,
+    out: &mut impl Write,
+    options: &WriteOptions,
+) -> Result<(), FormatError> {
+    let body = encode_body(table)?;
+    let (code, stored) = match options.compression {
+        Compression::None => (0u8, None),
+        Compression::Deflate { level } => (
+            1u8,
+            Some(miniz_oxide::deflate::compress_to_vec(&body, level.min(10))),
+        ),
+    };
+    let stored: &[u8] = stored.as_deref().unwrap_or(&body);
+    let mut header = Vec::with_capacity(HEADER_BYTES);
+    header.extend_from_slice(&MAGIC);
+    header.extend_from_slice(&VERSION.to_le_bytes());
+    header.extend_from_slice(&[code, 0, 0, 0]);
+    header.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    header.extend_from_slice(&[0; 4]);
+    header.extend_from_slice(&(stored.len() as u64).to_le_bytes());
+    let crc = checksum(&header, stored);
+    header[24..28].copy_from_slice(&crc.to_le_bytes());
+    out.write_all(&header)?;
+    out.write_all(stored)?;
+    Ok(())
+}
+
+/// Reads a layout file from its bytes.
+pub fn read_table(bytes: &[u8]) -> Result<Table, FormatError> {
+    let available = bytes.len() as u64;
+    let field = |what: &'static str, start: usize, len: usize| -> Result<&[u8], FormatError> {
+        bytes.get(start..start + len).ok_or(FormatError::Truncated {
+            what,
+            offset: start as u64,
+            needed_end: (start + len) as u64,
+            available,
+        })
+    };
+    let magic = bytes.get(..MAGIC.len()).unwrap_or(bytes);
+    if magic != MAGIC {
+        return Err(FormatError::BadMagic {
+            found: magic.to_vec(),
+        });
+    }
+    let version = u32::from_le_bytes(le_array(field("the format version", 8, 4)?));
+    if version != VERSION {
+        return Err(FormatError::UnsupportedVersion {
+            found: version,
+            supported: VERSION,
+        });
+    }
+    let flags = field("the compression byte", 12, 4)?;
+    let code = flags[0];
+    if flags[1..] != [0, 0, 0] {
+        return Err(FormatError::Reserved {
+            found: [flags[1], flags[2], flags[3]],
+        });
+    }
+    if code > 1 {
+        return Err(FormatError::UnknownCompression {
+            found: code,
+            offset: 12,
+        });
+    }
+    let decoded_len = u64::from_le_bytes(le_array(field("the decoded body length", 16, 8)?));
+    let crc = u32::from_le_bytes(le_array(field("the checksum", 24, 4)?));
+    let stored_len = u64::from_le_bytes(le_array(field("the stored body length", 28, 8)?));
+    let stored = &bytes[HEADER_BYTES..];
+    if stored_len != stored.len() as u64 {
+        return Err(FormatError::BodyLength {
+            stated: stored_len,
+            actual: stored.len() as u64,
+        });
+    }
+    let computed = checksum(&bytes[..HEADER_BYTES], stored);
+    if computed != crc {
+        return Err(FormatError::Checksum {
+            stated: crc,
+            computed,
+        });
+    }
+    let decompressed;
+    let body: &[u8] = match code {
+        0 => stored,
+        1 => {
+            // The stated length bounds the output, so a corrupt stream cannot balloon.
+            let limit = usize::try_from(decoded_len).unwrap_or(usize::MAX);
+            decompressed = miniz_oxide::inflate::decompress_to_vec_with_limit(stored, limit)
+                .map_err(|e| FormatError::Decompress {
+                    detail: format!("{:?}", e.status),
+                })?;
+            &decompressed
+        }
+        found => return Err(FormatError::UnknownCompression { found, offset: 12 }),
+    };
+    if body.len() as u64 != decoded_len {
+        return Err(FormatError::DecodedLength {
+            stated: decoded_len,
+            actual: body.len() as u64,
+        });
+    }
+    decode_body(body)
+}
+
+/// CRC-32 of the header without its checksum field, then the stored body. Covering the stored
+/// (compressed) bytes rather than the decoded ones also catches flips in DEFLATE's padding
+/// bits, which decompress to the same body.
+fn checksum(header: &[u8], stored: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&header[..24]);
+    h.update(&header[28..HEADER_BYTES]);
+    h.update(stored);
+    h.finalize()
+}
+
+fn le_array<const N: usize>(b: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[..N]);
+    a
+}
+
+/// The streams of the body, in storage order. Each holds one field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum S {
+    Meta,
+    Paths,
+    FileSize,
+    FooterLen,
+    FileSchema,
+    RgCount,
+    PageCount,
+    PageOffset,
+    PageSize,
+    PageFirstRow,
+    RgRows,
+    RgCols,
+    Flags,
+    Codec,
+    ChunkStart,
+    DictLen,
+    DataLen,
+    Uncompressed,
+    CiOffset,
+    CiLen,
+    OiOffset,
+    OiLen,
+    BloomOffset,
+    BloomLen,
+    PagesFirst,
+    PagesCount,
+}
+
+const STREAM_COUNT: usize = 26;
+const STREAM_NAMES: [&str; STREAM_COUNT] = [
+    "meta",
+    "paths",
+    "file_size",
+    "footer_len",
+    "file_schema",
+    "row_group_count",
+    "page_count",
+    "page_offset",
+    "page_size",
+    "page_first_row",
+    "row_group_rows",
+    "row_group_columns",
+    "chunk_flags",
+    "chunk_codec",
+    "chunk_start",
+    "dictionary_len",
+    "data_len",
+    "uncompressed_bytes",
+    "column_index_offset",
+    "column_index_len",
+    "offset_index_offset",
+    "offset_index_len",
+    "bloom_filter_offset",
+    "bloom_filter_len",
+    "pages_first",
+    "pages_count",
+];
+
+// Chunk flag bits: which optional parts follow in their streams.
+const F_DICT: u8 = 1;
+const F_COLUMN_INDEX: u8 = 2;
+const F_OFFSET_INDEX: u8 = 4;
+const F_BLOOM: u8 = 8;
+const F_BLOOM_LEN: u8 = 16;
+const F_PAGES: u8 = 32;
+const F_CODEC: u8 = 64;
+const F_KNOWN: u8 = 127;
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Residual of `value` against a prediction; wrapping, so any pair round-trips.
+fn residual(value: u64, predicted: u64) -> u64 {
+    zigzag(value.wrapping_sub(predicted) as i64)
+}
+
+fn unresidual(r: u64, predicted: u64) -> u64 {
+    predicted.wrapping_add(unzigzag(r) as u64)
+}
+
+struct Encoder {
+    streams: Vec<Vec<u8>>,
+}
+
+impl Encoder {
+    fn u(&mut self, s: S, mut v: u64) {
+        let buf = &mut self.streams[s as usize];
+        while v >= 0x80 {
+            buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        buf.push(v as u8);
+    }
+    fn r(&mut self, s: S, value: u64, predicted: u64) {
+        self.u(s, residual(value, predicted));
+    }
+    fn byte(&mut self, s: S, b: u8) {
+        self.streams[s as usize].push(b);
+    }
+    fn str(&mut self, s: S, v: &str) {
+        self.u(s, v.len() as u64);
+        self.streams[s as usize].extend_from_slice(v.as_bytes());
+    }
+}
+
+/// Checks that every range of a chunk ends within `u64`, so that `ByteRange` arithmetic on a
+/// stored table cannot overflow.
+fn chunk_overflow(c: &ColumnChunk) -> Option<&'static str> {
+    let end = c
+        .chunk_start
+        .checked_add(c.dictionary_len as u64)
+        .and_then(|x| x.checked_add(c.data_len));
+    if end.is_none() {
+        return Some("a column chunk's end");
+    }
+    if c.column_index_offset
+        .checked_add(c.column_index_len as u64)
+        .is_none()
+    {
+        return Some("a column index's end");
+    }
+    if c.offset_index_offset
+        .checked_add(c.offset_index_len as u64)
+        .is_none()
+    {
+        return Some("an offset index's end");
+    }
+    if c.bloom_filter_offset != NO_BLOOM_FILTER
+        && c.bloom_filter_offset
+            .checked_add(c.bloom_filter_len as u64)
+            .is_none()
+    {
+        return Some("a bloom filter's end");
+    }
+    if (c.pages_first as u64) + (c.pages_count as u64) > u32::MAX as u64 {
+        return Some("a chunk's page table slice");
+    }
+    None
+}
+
+fn encode_body(table: &Table) -> Result<Vec<u8>, FormatError> {
+    let mut e = Encoder {
+        streams: vec![Vec::new(); STREAM_COUNT],
+    };
+    // Reserve the per-chunk streams up front: growing 7.7 M-entry vectors by doubling would
+    // copy each about twice.
+    let chunks = table.column_chunk_count();
+    for s in [S::Flags, S::ChunkStart, S::OiOffset, S::CiOffset] {
+        e.streams[s as usize].reserve(chunks);
+    }
+    for s in [S::DataLen, S::Uncompressed, S::OiLen, S::CiLen] {
+        e.streams[s as usize].reserve(chunks * 2);
+    }
+    encode_meta(&mut e, table);
+    let mut prev_path: &[u8] = &[];
+    let mut codec = Codec::Uncompressed;
+    for (fi, file) in table.files.iter().enumerate() {
+        let path = file.path.as_bytes();
+        let shared = prev_path
+            .iter()
+            .zip(path)
+            .take_while(|(a, b)| a == b)
+            .count();
+        e.u(S::Paths, shared as u64);
+        e.u(S::Paths, (path.len() - shared) as u64);
+        e.streams[S::Paths as usize].extend_from_slice(&path[shared..]);
+        prev_path = path;
+        e.u(S::FooterLen, file.footer_len_bytes as u64);
+        e.u(S::FileSchema, file.schema as u64);
+        e.u(S::RgCount, file.row_groups.len() as u64);
+        e.u(S::PageCount, file.pages.len() as u64);
+        let overflow = |what: &str| FormatError::Overflow {
+            file: fi,
+            path: file.path.clone(),
+            what: what.to_string(),
+        };
+        let mut page_pred = FIRST_CHUNK_OFFSET;
+        let mut row_pred = 0u64;
+        for p in &file.pages {
+            e.r(S::PageOffset, p.offset, page_pred);
+            e.u(S::PageSize, p.compressed_page_size as u64);
+            e.r(S::PageFirstRow, p.first_row_index, row_pred);
+            page_pred = p
+                .offset
+                .checked_add(p.compressed_page_size as u64)
+                .ok_or_else(|| overflow("a page's end"))?;
+            row_pred = p.first_row_index;
+        }
+        let mut st = Cursors::new();
+        for rg in &file.row_groups {
+            e.u(S::RgRows, rg.num_rows);
+            e.u(S::RgCols, rg.columns.len() as u64);
+            for c in &rg.columns {
+                if let Some(what) = chunk_overflow(c) {
+                    return Err(overflow(what));
+                }
+                let mut flags = 0u8;
+                flags |= if c.dictionary_len != 0 { F_DICT } else { 0 };
+                flags |= if c.column_index_offset != 0 || c.column_index_len != 0 {
+                    F_COLUMN_INDEX
+                } else {
+                    0
+                };
+                flags |= if c.offset_index_offset != 0 || c.offset_index_len != 0 {
+                    F_OFFSET_INDEX
+                } else {
+                    0
+                };
+                flags |= if c.bloom_filter_offset != NO_BLOOM_FILTER {
+                    F_BLOOM
+                } else {
+                    0
+                };
+                flags |= if c.bloom_filter_len != 0 {
+                    F_BLOOM_LEN
+                } else {
+                    0
+                };
+                flags |= if c.pages_first != 0 || c.pages_count != 0 {
+                    F_PAGES
+                } else {
+                    0
+                };
+                flags |= if c.codec != codec { F_CODEC } else { 0 };
+                e.byte(S::Flags, flags);
+                if flags & F_CODEC != 0 {
+                    e.byte(S::Codec, c.codec as u8);
+                    codec = c.codec;
+                }
+                e.r(S::ChunkStart, c.chunk_start, st.chunk);
+                if flags & F_DICT != 0 {
+                    e.u(S::DictLen, c.dictionary_len as u64);
+                }
+                e.u(S::DataLen, c.data_len);
+                e.r(S::Uncompressed, c.uncompressed_bytes, c.compressed_bytes());
+                if flags & F_COLUMN_INDEX != 0 {
+                    e.r(S::CiOffset, c.column_index_offset, st.column_index);
+                    e.u(S::CiLen, c.column_index_len as u64);
+                }
+                if flags & F_OFFSET_INDEX != 0 {
+                    e.r(S::OiOffset, c.offset_index_offset, st.offset_index);
+                    e.u(S::OiLen, c.offset_index_len as u64);
+                }
+                if flags & F_BLOOM != 0 {
+                    e.r(S::BloomOffset, c.bloom_filter_offset, st.bloom);
+                }
+                if flags & F_BLOOM_LEN != 0 {
+                    e.u(S::BloomLen, c.bloom_filter_len as u64);
+                }
+                if flags & F_PAGES != 0 {
+                    e.r(S::PagesFirst, c.pages_first as u64, st.pages);
+                    e.u(S::PagesCount, c.pages_count as u64);
+                }
+                st.advance(c);
+            }
+        }
+        // Written last so that it can be predicted from everything else: the file ends with the
+        // footer, its 4-byte length and `PAR1`, right after the last structure.
+        e.r(
+            S::FileSize,
+            file.size_bytes,
+            st.predicted_size(file.footer_len_bytes),
+        );
+    }
+    let mut body = Vec::new();
+    let mut dir = Encoder {
+        streams: vec![Vec::new()],
+    };
+    dir.u(S::Meta, STREAM_COUNT as u64);
+    for s in &e.streams {
+        dir.u(S::Meta, s.len() as u64);
+    }
+    body.reserve(dir.streams[0].len() + e.streams.iter().map(Vec::len).sum::<usize>());
+    body.extend_from_slice(&dir.streams[0]);
+    for s in &e.streams {
+        body.extend_from_slice(s);
+    }
+    Ok(body)
+}
+
+fn encode_meta(e: &mut Encoder, table: &Table) {
+    let p = &table.provenance;
+    e.str(S::Meta, &p.tool);
+    match p.created_unix_s {
+        None => e.u(S::Meta, 0),
+        Some(t) => {
+            e.u(S::Meta, 1);
+            e.u(S::Meta, t);
+        }
+    }
+    e.u(S::Meta, p.sources.len() as u64);
+    for s in &p.sources {
+        e.str(S::Meta, s);
+    }
+    match &table.iceberg {
+        None => e.u(S::Meta, 0),
+        Some(ice) => {
+            e.u(S::Meta, 1);
+            e.u(S::Meta, ice.metadata_json_bytes);
+            e.u(S::Meta, ice.manifest_list_bytes);
+            e.u(S::Meta, ice.manifest_bytes.len() as u64);
+            for &m in &ice.manifest_bytes {
+                e.u(S::Meta, m);
+            }
+        }
+    }
+    e.u(S::Meta, table.schemas.len() as u64);
+    for schema in &table.schemas {
+        e.u(S::Meta, schema.columns.len() as u64);
+        for c in &schema.columns {
+            e.str(S::Meta, c);
+        }
+    }
+    e.u(S::Meta, table.files.len() as u64);
+}
+
+/// Predictions carried from one chunk to the next within a file.
+struct Cursors {
+    chunk: u64,
+    column_index: u64,
+    offset_index: u64,
+    bloom: u64,
+    pages: u64,
+    /// End of the furthest structure seen, to predict the file size.
+    max_end: u64,
+}
+
+impl Cursors {
+    fn new() -> Self {
+        Self {
+            chunk: FIRST_CHUNK_OFFSET,
+            column_index: 0,
+            offset_index: 0,
+            bloom: 0,
+            pages: 0,
+            max_end: FIRST_CHUNK_OFFSET,
+        }
+    }
+    /// Callers have checked [`chunk_overflow`], so the additions cannot overflow.
+    fn advance(&mut self, c: &ColumnChunk) {
+        self.chunk = c.chunk_start + c.dictionary_len as u64 + c.data_len;
+        self.max_end = self.max_end.max(self.chunk);
+        if c.column_index_offset != 0 || c.column_index_len != 0 {
+            self.column_index = c.column_index_offset + c.column_index_len as u64;
+            self.max_end = self.max_end.max(self.column_index);
+        }
+        if c.offset_index_offset != 0 || c.offset_index_len != 0 {
+            self.offset_index = c.offset_index_offset + c.offset_index_len as u64;
+            self.max_end = self.max_end.max(self.offset_index);
+        }
+        if c.bloom_filter_offset != NO_BLOOM_FILTER {
+            self.bloom = c.bloom_filter_offset + c.bloom_filter_len as u64;
+            self.max_end = self.max_end.max(self.bloom);
+        }
+        if c.pages_first != 0 || c.pages_count != 0 {
+            self.pages = c.pages_first as u64 + c.pages_count as u64;
+        }
+    }
+    fn predicted_size(&self, footer_len_bytes: u32) -> u64 {
+        self.max_end.wrapping_add(footer_len_bytes as u64 + 8)
+    }
+}
+
+/// Reads the streams of a decoded body; every read is bounds-checked.
+struct Decoder<'a> {
+    body: &'a [u8],
+    pos: [usize; STREAM_COUNT],
+    end: [usize; STREAM_COUNT],
+}
+
+type R<T> = Result<T, FormatError>;
+
+impl<'a> Decoder<'a> {
+    fn corrupt(&self, s: S, what: impl Into<String>) -> FormatError {
+        FormatError::Corrupt {
+            stream: STREAM_NAMES[s as usize],
+            offset: self.pos[s as usize] as u64,
+            what: what.into(),
+        }
+    }
+
+    /// Reads a LEB128 varint. One-byte values (most of a layout) take the inlined fast path.
+    #[inline(always)]
+    fn u(&mut self, s: S) -> R<u64> {
+        let i = s as usize;
+        let pos = self.pos[i];
+        if pos < self.end[i] {
+            if let Some(&b) = self.body.get(pos) {
+                if b < 0x80 {
+                    self.pos[i] = pos + 1;
+                    return Ok(b as u64);
+                }
+            }
+        }
+        self.u_long(s)
+    }
+
+    #[inline(never)]
+    fn u_long(&mut self, s: S) -> R<u64> {
+        let i = s as usize;
+        let mut pos = self.pos[i];
+        let end = self.end[i];
+        let mut v = 0u64;
+        let mut shift = 0u32;
+        loop {
+            if pos >= end {
+                return Err(self.corrupt(
+                    s,
+                    "the stream ends inside or before a value (truncated or corrupt)",
+                ));
+            }
+            let b = self.body[pos];
+            pos += 1;
+            if shift == 63 && b > 1 {
+                return Err(self.corrupt(s, "a varint exceeds 64 bits"));
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                break;
+            }
+            shift += 7;
+            if shift > 63 {
+                return Err(self.corrupt(s, "a varint is longer than 10 bytes"));
+            }
+        }
+        self.pos[i] = pos;
+        Ok(v)
+    }
+
+    #[inline(always)]
+    fn u32(&mut self, s: S, what: &str) -> R<u32> {
+        let v = self.u(s)?;
+        u32::try_from(v)
+            .map_err(|_| self.corrupt(s, format!("{what} is {v}, more than a 32-bit field holds")))
+    }
+
+    #[inline(always)]
+    fn r(&mut self, s: S, predicted: u64) -> R<u64> {
+        Ok(unresidual(self.u(s)?, predicted))
+    }
+
+    fn byte(&mut self, s: S) -> R<u8> {
+        let i = s as usize;
+        if self.pos[i] >= self.end[i] {
+            return Err(self.corrupt(s, "the stream ends early (truncated or corrupt)"));
+        }
+        let b = self.body[self.pos[i]];
+        self.pos[i] += 1;
+        Ok(b)
+    }
+
+    fn bytes(&mut self, s: S, len: u64, what: &str) -> R<&'a [u8]> {
+        let i = s as usize;
+        let available = (self.end[i] - self.pos[i]) as u64;
+        if len > available {
+            return Err(self.corrupt(
+                s,
+                format!("{what} of {len} bytes, but only {available} bytes remain in the stream"),
+            ));
+        }
+        let b = &self.body[self.pos[i]..self.pos[i] + len as usize];
+        self.pos[i] += len as usize;
+        Ok(b)
+    }
+
+    fn str(&mut self, s: S, what: &str) -> R<String> {
+        let len = self.u(s)?;
+        let at = self.pos[s as usize];
+        let b = self.bytes(s, len, what)?;
+        String::from_utf8(b.to_vec()).map_err(|_| FormatError::Corrupt {
+            stream: STREAM_NAMES[s as usize],
+            offset: at as u64,
+            what: format!("{what} is not valid UTF-8"),
+        })
+    }
+
+    /// A capacity for `count` items each needing at least one byte of stream `s`, so that a
+    /// corrupt count cannot trigger a huge allocation.
+    fn capacity(&self, s: S, count: u64) -> usize {
+        let i = s as usize;
+        count.min((self.end[i] - self.pos[i]) as u64) as usize
+    }
+}
+
+fn decode_body(body: &[u8]) -> R<Table> {
+    // The directory: stream count, then each stream's length, at the start of the body.
+    let mut d = Decoder {
+        body,
+        pos: [0; STREAM_COUNT],
+        end: [body.len(); STREAM_COUNT],
+    };
+    let count = d.u(S::Meta)?;
+    if count != STREAM_COUNT as u64 {
+        return Err(d.corrupt(
+            S::Meta,
+            format!("the body lists {count} streams, version {VERSION} has {STREAM_COUNT}"),
+        ));
+    }
+    let mut lens = [0u64; STREAM_COUNT];
+    for l in lens.iter_mut() {
+        *l = d.u(S::Meta)?;
+    }
+    let mut start = d.pos[0] as u64;
+    for (i, &len) in lens.iter().enumerate() {
+        let end = start
+            .checked_add(len)
+            .filter(|&e| e <= body.len() as u64)
+            .ok_or_else(|| FormatError::Corrupt {
+                stream: STREAM_NAMES[i],
+                offset: start,
+                what: format!(
+                    "the stream is stated to hold {len} bytes but the body ends at byte {}",
+                    body.len()
+                ),
+            })?;
+        d.pos[i] = start as usize;
+        d.end[i] = end as usize;
+        start = end;
+    }
+    if start != body.len() as u64 {
+        return Err(FormatError::Corrupt {
+            stream: STREAM_NAMES[STREAM_COUNT - 1],
+            offset: start,
+            what: format!("{} bytes follow the last stream", body.len() as u64 - start),
+        });
+    }
+
+    let mut table = decode_meta(&mut d)?;
+    let file_count = d.u(S::Meta)?;
+    let mut files = Vec::with_capacity(d.capacity(S::FileSize, file_count));
+    let mut prev_path: Vec<u8> = Vec::new();
+    let mut codec = Codec::Uncompressed;
+    for fi in 0..file_count {
+        let shared = d.u(S::Paths)?;
+        if shared > prev_path.len() as u64 {
+            return Err(d.corrupt(
+                S::Paths,
+                format!(
+                    "file {fi} shares {shared} bytes with a previous path of {}",
+                    prev_path.len()
+                ),
+            ));
+        }
+        let suffix_len = d.u(S::Paths)?;
+        let at = d.pos[S::Paths as usize];
+        let suffix = d.bytes(S::Paths, suffix_len, "a path")?;
+        let mut path = prev_path[..shared as usize].to_vec();
+        path.extend_from_slice(suffix);
+        let path_str = String::from_utf8(path.clone()).map_err(|_| FormatError::Corrupt {
+            stream: "paths",
+            offset: at as u64,
+            what: format!("the path of file {fi} is not valid UTF-8"),
+        })?;
+        prev_path = path;
+        let footer_len_bytes = d.u32(S::FooterLen, "a footer length")?;
+        let schema = d.u32(S::FileSchema, "a schema index")?;
+        let rg_count = d.u(S::RgCount)?;
+        let page_count = d.u(S::PageCount)?;
+
+        let mut pages = Vec::with_capacity(d.capacity(S::PageSize, page_count));
+        let mut page_pred = FIRST_CHUNK_OFFSET;
+        let mut row_pred = 0u64;
+        for _ in 0..page_count {
+            let offset = d.r(S::PageOffset, page_pred)?;
+            let compressed_page_size = d.u32(S::PageSize, "a page size")?;
+            let first_row_index = d.r(S::PageFirstRow, row_pred)?;
+            page_pred = offset
+                .checked_add(compressed_page_size as u64)
+                .ok_or_else(|| {
+                    d.corrupt(
+                        S::PageOffset,
+                        format!("file {fi}: a page's end overflows 64 bits"),
+                    )
+                })?;
+            row_pred = first_row_index;
+            pages.push(PageLocation {
+                offset,
+                first_row_index,
+                compressed_page_size,
+            });
+        }
+
+        let mut row_groups = Vec::with_capacity(d.capacity(S::RgRows, rg_count));
+        let mut st = Cursors::new();
+        for _ in 0..rg_count {
+            let num_rows = d.u(S::RgRows)?;
+            let col_count = d.u(S::RgCols)?;
+            let mut columns = Vec::with_capacity(d.capacity(S::Flags, col_count));
+            for _ in 0..col_count {
+                let flags = d.byte(S::Flags)?;
+                if flags & !F_KNOWN != 0 {
+                    d.pos[S::Flags as usize] -= 1;
+                    return Err(d.corrupt(
+                        S::Flags,
+                        format!("chunk flags {flags:#04x} set unknown bits"),
+                    ));
+                }
+                if flags & F_CODEC != 0 {
+                    let b = d.byte(S::Codec)?;
+                    codec = Codec::from_u8(b).ok_or_else(|| {
+                        d.corrupt(S::Codec, format!("unknown codec {b}; expected 0..=7"))
+                    })?;
+                }
+                let mut c = ColumnChunk {
+                    codec,
+                    bloom_filter_offset: NO_BLOOM_FILTER,
+                    ..ColumnChunk::default()
+                };
+                c.chunk_start = d.r(S::ChunkStart, st.chunk)?;
+                if flags & F_DICT != 0 {
+                    c.dictionary_len = d.u32(S::DictLen, "a dictionary length")?;
+                }
+                c.data_len = d.u(S::DataLen)?;
+                let compressed = c
+                    .chunk_start
+                    .checked_add(c.dictionary_len as u64)
+                    .and_then(|x| x.checked_add(c.data_len));
+                if compressed.is_none() {
+                    return Err(d.corrupt(
+                        S::DataLen,
+                        format!("file {fi}: a column chunk's end overflows 64 bits"),
+                    ));
+                }
+                c.uncompressed_bytes = d.r(S::Uncompressed, c.compressed_bytes())?;
+                if flags & F_COLUMN_INDEX != 0 {
+                    c.column_index_offset = d.r(S::CiOffset, st.column_index)?;
+                    c.column_index_len = d.u32(S::CiLen, "a column index length")?;
+                }
+                if flags & F_OFFSET_INDEX != 0 {
+                    c.offset_index_offset = d.r(S::OiOffset, st.offset_index)?;
+                    c.offset_index_len = d.u32(S::OiLen, "an offset index length")?;
+                }
+                if flags & F_BLOOM != 0 {
+                    c.bloom_filter_offset = d.r(S::BloomOffset, st.bloom)?;
+                }
+                if flags & F_BLOOM_LEN != 0 {
+                    c.bloom_filter_len = d.u32(S::BloomLen, "a bloom filter length")?;
+                }
+                if flags & F_PAGES != 0 {
+                    c.pages_first = u32::try_from(d.r(S::PagesFirst, st.pages)?).map_err(|_| {
+                        d.corrupt(S::PagesFirst, "a page table index exceeds 32 bits")
+                    })?;
+                    c.pages_count = d.u32(S::PagesCount, "a page count")?;
+                }
+                if let Some(what) = chunk_overflow(&c) {
+                    return Err(d.corrupt(S::Flags, format!("file {fi}: {what} overflows 64 bits")));
+                }
+                st.advance(&c);
+                columns.push(c);
+            }
+            row_groups.push(RowGroup { num_rows, columns });
+        }
+        let size_bytes = d.r(S::FileSize, st.predicted_size(footer_len_bytes))?;
+        files.push(FileLayout {
+            path: path_str,
+            size_bytes,
+            footer_len_bytes,
+            schema,
+            row_groups,
+            pages,
+        });
+    }
+    for (i, name) in STREAM_NAMES.iter().enumerate() {
+        if d.pos[i] != d.end[i] {
+            return Err(FormatError::Corrupt {
+                stream: name,
+                offset: d.pos[i] as u64,
+                what: format!(
+                    "{} bytes left unread after the last file",
+                    d.end[i] - d.pos[i]
+                ),
+            });
+        }
+    }
+    table.files = files;
+    Ok(table)
+}
+
+fn decode_meta(d: &mut Decoder<'_>) -> R<Table> {
+    let tool = d.str(S::Meta, "the provenance tool")?;
+    let created_unix_s = match d.u(S::Meta)? {
+        0 => None,
+        1 => Some(d.u(S::Meta)?),
+        other => {
+            return Err(d.corrupt(
+                S::Meta,
+                format!("creation-time tag {other}; expected 0 or 1"),
+            ))
+        }
+    };
+    let n = d.u(S::Meta)?;
+    let mut sources = Vec::with_capacity(d.capacity(S::Meta, n));
+    for _ in 0..n {
+        sources.push(d.str(S::Meta, "a provenance source")?);
+    }
+    let iceberg = match d.u(S::Meta)? {
+        0 => None,
+        1 => {
+            let metadata_json_bytes = d.u(S::Meta)?;
+            let manifest_list_bytes = d.u(S::Meta)?;
+            let n = d.u(S::Meta)?;
+            let mut manifest_bytes = Vec::with_capacity(d.capacity(S::Meta, n));
+            for _ in 0..n {
+                manifest_bytes.push(d.u(S::Meta)?);
+            }
+            Some(IcebergMetadata {
+                metadata_json_bytes,
+                manifest_list_bytes,
+                manifest_bytes,
+            })
+        }
+        other => return Err(d.corrupt(S::Meta, format!("Iceberg tag {other}; expected 0 or 1"))),
+    };
+    let n = d.u(S::Meta)?;
+    let mut schemas = Vec::with_capacity(d.capacity(S::Meta, n));
+    for _ in 0..n {
+        let cols = d.u(S::Meta)?;
+        let mut columns = Vec::with_capacity(d.capacity(S::Meta, cols));
+        for _ in 0..cols {
+            columns.push(d.str(S::Meta, "a column name")?);
+        }
+        schemas.push(Schema { columns });
+    }
+    Ok(Table {
+        schemas,
+        files: Vec::new(),
+        iceberg,
+        provenance: Provenance {
+            tool,
+            created_unix_s,
+            sources,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn chunk(start: u64, len: u64) -> ColumnChunk {
+        ColumnChunk {
+            chunk_start: start,
+            data_len: len,
+            uncompressed_bytes: len * 3,
+            bloom_filter_offset: NO_BLOOM_FILTER,
+            codec: Codec::Zstd,
+            ..Default::default()
+        }
+    }
+
+    fn small_table() -> Table {
+        let mut c1 = chunk(4, 100);
+        c1.dictionary_len = 20;
+        c1.offset_index_offset = 300;
+        c1.offset_index_len = 30;
+        c1.column_index_offset = 250;
+        c1.column_index_len = 50;
+        let mut c2 = chunk(124, 80);
+        c2.bloom_filter_offset = 330;
+        c2.bloom_filter_len = 0;
+        c2.pages_first = 0;
+        c2.pages_count = 2;
+        c2.codec = Codec::Snappy;
+        Table {
+            schemas: vec![Schema {
+                columns: vec!["a".into(), "b\u{e9}".into()],
+            }],
+            files: vec![FileLayout {
+                path: "x/part-0.parquet".into(),
+                size_bytes: 1000,
+                footer_len_bytes: 200,
+                schema: 0,
+                row_groups: vec![RowGroup {
+                    num_rows: 10,
+                    columns: vec![c1, c2],
+                }],
+                pages: vec![
+                    PageLocation {
+                        offset: 124,
+                        first_row_index: 0,
+                        compressed_page_size: 40,
+                    },
+                    PageLocation {
+                        offset: 164,
+                        first_row_index: 5,
+                        compressed_page_size: 40,
+                    },
+                ],
+            }],
+            iceberg: Some(IcebergMetadata {
+                metadata_json_bytes: 5,
+                manifest_list_bytes: 6,
+                manifest_bytes: vec![7, 8],
+            }),
+            provenance: Provenance {
+                tool: "test".into(),
+                created_unix_s: Some(17),
+                sources: vec!["/a".into()],
+            },
+        }
+    }
+
+    fn bytes_of(t: &Table, c: Compression) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_table_with(t, &mut out, &WriteOptions { compression: c }).unwrap();
+        out
+    }
+
+    #[test]
+    fn round_trips_both_compressions() {
+        let t = small_table();
+        for c in [
+            Compression::None,
+            Compression::Deflate { level: 1 },
+            Compression::Deflate { level: 9 },
+        ] {
+            assert_eq!(read_table(&bytes_of(&t, c)).unwrap(), t);
+        }
+    }
+
+    #[test]
+    fn header_errors_say_what_is_wrong() {
+        let good = bytes_of(&small_table(), Compression::Deflate { level: 1 });
+        assert!(matches!(
+            read_table(b"PAR1...."),
+            Err(FormatError::BadMagic { .. })
+        ));
+        assert!(matches!(
+            read_table(&good[..20]),
+            Err(FormatError::Truncated { offset: 16, .. })
+        ));
+        let mut v = good.clone();
+        v[8] = 9;
+        assert!(matches!(
+            read_table(&v),
+            Err(FormatError::UnsupportedVersion { found: 9, .. })
+        ));
+        let mut v = good.clone();
+        v[12] = 7;
+        assert!(matches!(
+            read_table(&v),
+            Err(FormatError::UnknownCompression { found: 7, .. })
+        ));
+        let mut v = good.clone();
+        v[24] ^= 1;
+        assert!(matches!(read_table(&v), Err(FormatError::Checksum { .. })));
+        let v = &good[..good.len() - 1];
+        assert!(matches!(read_table(v), Err(FormatError::BodyLength { .. })));
+        let msg = read_table(b"PAR1....").unwrap_err().to_string();
+        assert!(msg.contains("RPLAYOUT"), "{msg}");
+    }
+
+    #[test]
+    fn corrupt_body_names_stream_and_offset() {
+        // A body whose directory lists the wrong number of streams.
+        let err = decode_body(&[3, 0, 0, 0]).unwrap_err();
+        match err {
+            FormatError::Corrupt { stream, offset, .. } => {
+                assert_eq!((stream, offset), ("meta", 1))
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn overflowing_ranges_are_refused_on_write() {
+        let mut t = small_table();
+        t.files[0].row_groups[0].columns[0].chunk_start = u64::MAX - 5;
+        let err = write_table(&t, &mut Vec::new()).unwrap_err();
+        assert!(
+            matches!(err, FormatError::Overflow { file: 0, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn varints_reject_overlong_values() {
+        let body = [0xffu8; 11];
+        let mut d = Decoder {
+            body: &body,
+            pos: [0; STREAM_COUNT],
+            end: [11; STREAM_COUNT],
+        };
+        assert!(d.u(S::Meta).is_err());
+        let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        let mut d = Decoder {
+            body: &max,
+            pos: [0; STREAM_COUNT],
+            end: [10; STREAM_COUNT],
+        };
+        assert_eq!(d.u(S::Meta).unwrap(), u64::MAX);
+    }
+
+    fn generated_body() -> Vec<u8> {
+        let spec = "file_count: 3\nrow_groups_per_file: { range: { min: 1, max: 4 } }\n\
+                    row_group_size: { lognormal: { median: 3MiB, sigma: 1 } }\nrows_per_row_group: 5000\n\
+                    columns: { count: 12, weights: { lognormal: { sigma: 1 } } }\npage_size: 64KiB\n\
+                    dictionary_fraction: 0.5\nindexes: { bloom_filters: [2, 3], column_index: { fraction: 0.5 } }\n\
+                    iceberg: { manifest_count: 3, manifest_size: 8KiB }\n";
+        let spec: crate::generate::GeneratorSpec = serde_saphyr::from_str(spec).unwrap();
+        let t = crate::generate::generate(&spec, 5).unwrap();
+        assert!(
+            !t.files.iter().all(|f| f.pages.is_empty()),
+            "the body lists pages"
+        );
+        encode_body(&t).unwrap()
+    }
+
+    fn arb_codec() -> impl Strategy<Value = Codec> {
+        (0u8..8).prop_map(|b| Codec::from_u8(b).unwrap_or_default())
+    }
+
+    /// Arbitrary (not necessarily valid) chunks whose ranges fit in 62 bits.
+    fn arb_chunk() -> impl Strategy<Value = ColumnChunk> {
+        let big = 0u64..(1 << 62);
+        (
+            (
+                big.clone(),
+                0u64..(1 << 40),
+                any::<u64>(),
+                big.clone(),
+                big.clone(),
+            ),
+            (
+                prop_oneof![Just(NO_BLOOM_FILTER), big],
+                any::<u32>(),
+                any::<u32>(),
+                any::<u32>(),
+                any::<u32>(),
+            ),
+            (0u32..1000, 0u32..1000, arb_codec()),
+        )
+            .prop_map(
+                |((cs, dl, ub, ci, oi), (bo, dict, cil, oil, bl), (pf, pc, codec))| ColumnChunk {
+                    chunk_start: cs,
+                    data_len: dl,
+                    uncompressed_bytes: ub,
+                    column_index_offset: ci,
+                    offset_index_offset: oi,
+                    bloom_filter_offset: bo,
+                    dictionary_len: dict,
+                    column_index_len: cil,
+                    offset_index_len: oil,
+                    bloom_filter_len: bl,
+                    pages_first: pf,
+                    pages_count: pc,
+                    codec,
+                },
+            )
+    }
+
+    fn arb_table() -> impl Strategy<Value = Table> {
+        let page = (0u64..(1 << 62), any::<u64>(), any::<u32>()).prop_map(
+            |(offset, first_row_index, compressed_page_size)| PageLocation {
+                offset,
+                first_row_index,
+                compressed_page_size,
+            },
+        );
+        let rg = (any::<u64>(), prop::collection::vec(arb_chunk(), 0..5))
+            .prop_map(|(num_rows, columns)| RowGroup { num_rows, columns });
+        let file = (
+            "[a-z/\u{e9}]{0,12}",
+            any::<u64>(),
+            any::<u32>(),
+            any::<u32>(),
+            prop::collection::vec(rg, 0..4),
+            prop::collection::vec(page, 0..4),
+        )
+            .prop_map(
+                |(path, size_bytes, footer_len_bytes, schema, row_groups, pages)| FileLayout {
+                    path,
+                    size_bytes,
+                    footer_len_bytes,
+                    schema,
+                    row_groups,
+                    pages,
+                },
+            );
+        let schema =
+            prop::collection::vec("[a-zA-Z_0-9]{0,6}", 0..4).prop_map(|columns| Schema { columns });
+        let ice = prop::option::of(
+            (
+                any::<u64>(),
+                any::<u64>(),
+                prop::collection::vec(any::<u64>(), 0..4),
+            )
+                .prop_map(
+                    |(metadata_json_bytes, manifest_list_bytes, manifest_bytes)| IcebergMetadata {
+                        metadata_json_bytes,
+                        manifest_list_bytes,
+                        manifest_bytes,
+                    },
+                ),
+        );
+        let prov = (
+            ".{0,8}",
+            prop::option::of(any::<u64>()),
+            prop::collection::vec(".{0,8}", 0..3),
+        )
+            .prop_map(|(tool, created_unix_s, sources)| Provenance {
+                tool,
+                created_unix_s,
+                sources,
+            });
+        (
+            prop::collection::vec(schema, 0..3),
+            prop::collection::vec(file, 0..4),
+            ice,
+            prov,
+        )
+            .prop_map(|(schemas, files, iceberg, provenance)| Table {
+                schemas,
+                files,
+                iceberg,
+                provenance,
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        #[test]
+        fn any_table_round_trips(t in arb_table(), deflate in any::<bool>()) {
+            let c = if deflate { Compression::Deflate { level: 1 } } else { Compression::None };
+            prop_assert_eq!(read_table(&bytes_of(&t, c)).unwrap(), t);
+        }
+
+        #[test]
+        fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200), with_header in any::<bool>()) {
+            let mut v = Vec::new();
+            if with_header {
+                v.extend_from_slice(&MAGIC);
+                v.extend_from_slice(&VERSION.to_le_bytes());
+            }
+            v.extend_from_slice(&bytes);
+            prop_assert!(read_table(&v).is_err());
+        }
+
+        #[test]
+        fn truncations_and_bit_flips_are_errors(t in arb_table(), deflate in any::<bool>(), cut in any::<prop::sample::Index>(), flip in any::<prop::sample::Index>(), bit in 0u8..8) {
+            let c = if deflate { Compression::Deflate { level: 1 } } else { Compression::None };
+            let good = bytes_of(&t, c);
+            let truncated = &good[..cut.index(good.len())];
+            prop_assert!(read_table(truncated).is_err());
+            let mut flipped = good.clone();
+            let i = flip.index(flipped.len());
+            flipped[i] ^= 1 << bit;
+            prop_assert!(read_table(&flipped).is_err());
+        }
+
+        /// Behind the checksum, on a generated (realistic) body: damage gives errors or
+        /// tables, never panics.
+        #[test]
+        fn corrupt_generated_bodies_never_panic(flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4), cut in any::<prop::sample::Index>()) {
+            let body = generated_body();
+            let mut v = body.clone();
+            for (i, b) in &flips {
+                let i = i.index(v.len());
+                v[i] ^= *b;
+            }
+            let _ = decode_body(&v);
+            prop_assert!(decode_body(&body[..cut.index(body.len())]).is_err());
+        }
+
+        /// Behind the checksum: corrupt decoded bodies must give errors or tables, never panics.
+        #[test]
+        fn corrupt_bodies_never_panic(t in arb_table(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4), cut in any::<prop::sample::Index>()) {
+            let body = encode_body(&t).unwrap();
+            let mut v = body.clone();
+            for (i, b) in &flips {
+                let i = i.index(v.len());
+                v[i] ^= *b;
+            }
+            let _ = decode_body(&v);
+            let _ = decode_body(&body[..cut.index(body.len())]);
+        }
+    }
+}

@@ -1,1 +1,28 @@
+//! The planner of the Parquet read path: per file, the stages of READPATH.md section 1 as a
+//! plan of steps ([`plan`]); the query-level [`Reader`] that runs them for every file of a
+//! query under a [`Strategy`] (ClickHouse base, the redesign with each mechanism R1..R10 as a
+//! switch, and peer readers' presets); and test support ([`testing`]).
+//!
+//! Sans-IO: no clock, no threads, no IO. The driver feeds events with `now_ns` and carries out
+//! the actions the reader returns; see [`Reader`] for the contract. Every pruning decision is a
+//! pure hash of the query's seed, so results never depend on event order.
 
+mod error;
+mod hash;
+pub mod plan;
+mod query;
+mod reader;
+mod strategy;
+pub mod testing;
+mod types;
+
+pub use error::{PlanError, StrategyError};
+pub use hash::splitmix64;
+pub use query::QuerySpec;
+pub use reader::Reader;
+pub use readahead::{ProfileEvent, ProfileEvents};
+pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
+pub use types::{
+    Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache, Object, QueryOutput,
+    ReadId, ReadKind, ReadRequest, ReadSource, Status,
+};

@@ -46,6 +46,13 @@ struct Get {
     range: ByteRange,
 }
 
+/// Where one piece of a logical read comes from.
+enum Piece {
+    PageCache,
+    Disk,
+    Get { get: ByteRange, fill_fs_cache: bool },
+}
+
 struct LocalDone {
     read: u64,
     fragment: usize,
@@ -63,6 +70,10 @@ pub struct IoWorld {
     trace: Vec<TraceRow>,
     object_sizes: Vec<u64>,
     client_events: Vec<(u64, ClientEvent)>,
+    /// GETs the filesystem cache opened outside the read being planned.
+    background: Vec<ByteRange>,
+    /// What the page cache's read-through budget is fitted from: the store model's medians.
+    estimate: models::page_cache::NetworkEstimate,
 }
 
 impl IoWorld {
@@ -116,6 +127,11 @@ impl IoWorld {
             trace: Vec::new(),
             object_sizes,
             client_events: Vec::new(),
+            background: Vec::new(),
+            estimate: models::page_cache::NetworkEstimate {
+                first_byte_ns: r.store.first_byte.median.or(r.store.first_byte.mean).map(|d| d.0).unwrap_or(50_000_000),
+                bandwidth_bytes_per_s: r.store.stream_bandwidth.median.or(r.store.stream_bandwidth.mean).map(|b| b.0).unwrap_or(64e6),
+            },
         })
     }
 
@@ -140,71 +156,111 @@ impl IoWorld {
         self.object_sizes.get(object as usize).copied().unwrap_or(u64::MAX)
     }
 
-    /// Starts a read the reader issued at `now`.
+    /// Starts a read the reader issued at `now`: plans it into pieces (page-cache hits, disk
+    /// reads, store GETs) that tile its range, and starts each.
     pub fn start(&mut self, now: u64, req: ReadRequest) {
         let object = object_id(&req.object);
         let key = req.id.0;
-        // 1. Page cache: cached blocks are served locally, the rest is fetched (in base mode a
-        // read is rounded to blocks and split around cached ones).
-        let mut parts: Vec<(ByteRange, bool)> = Vec::new(); // (range, cached)
-        match &self.page_cache {
+        let est = self.estimate;
+        // 1. Page cache: cached blocks are served locally; the rest is fetched whole-block (the
+        // reader sees only its own bytes of each fragment).
+        let mut plan: Vec<(ByteRange, Option<ByteRange>)> = Vec::new(); // (clipped, fetch range or None = cached)
+        match &mut self.page_cache {
             Some((pc, mode)) if matches!(req.object, Object::Data(_)) => {
-                for frag in pc.plan(object, req.range, *mode, self.client.estimate()) {
-                    let r = clip(frag.range, req.range);
-                    if !r.is_empty() {
-                        parts.push((r, frag.source == models::page_cache::FragmentSource::Cached));
+                for frag in pc.plan(object, req.range, *mode, est) {
+                    let clipped = clip(frag.range, req.range);
+                    if clipped.is_empty() {
+                        continue;
                     }
+                    let cached = frag.source == models::page_cache::FragmentSource::Cached;
+                    plan.push((clipped, if cached { None } else { Some(frag.range) }));
                 }
             }
-            _ => parts.push((req.range, false)),
+            _ => plan.push((req.range, Some(req.range))),
         }
-        let composite = CompositeRead::new(req.range, parts.iter().map(|p| p.0).collect());
+        // 2. Filesystem cache for the fetched parts; 3. the store for what it does not hold.
+        let mut pieces: Vec<(ByteRange, Piece)> = Vec::new();
+        for (clipped, fetch) in plan {
+            match fetch {
+                None => pieces.push((clipped, Piece::PageCache)),
+                Some(fetch) => self.plan_fetch(now, object, clipped, fetch, &mut pieces),
+            }
+        }
+        pieces.sort_by_key(|p| p.0.start);
+        let composite = CompositeRead::new(req.range, pieces.iter().map(|p| p.0).collect());
         let mut source = ReadSource::Store;
-        let mut starts: Vec<(usize, ByteRange, bool)> = Vec::new(); // (fragment, range, local)
-        for (i, (range, cached)) in parts.iter().enumerate() {
-            if *cached {
-                source = ReadSource::PageCache;
-                let ns = self.page_cache.as_ref().map(|(pc, _)| pc.hit_ns(range.len())).unwrap_or(0);
-                self.local.schedule(now + ns, LocalDone { read: key, fragment: i });
-                self.push_trace(now, now + ns, now + ns, object, *range, ServedBy::PageCache, 200);
-            } else {
-                starts.push((i, *range, false));
+        for (i, (range, piece)) in pieces.into_iter().enumerate() {
+            match piece {
+                Piece::PageCache => {
+                    if source == ReadSource::Store {
+                        source = ReadSource::PageCache;
+                    }
+                    let ns = self.page_cache.as_ref().map(|(pc, _)| pc.hit_ns(range.len())).unwrap_or(0);
+                    self.local.schedule(now + ns, LocalDone { read: key, fragment: i });
+                    self.push_trace(now, now + ns, now + ns, object, range, ServedBy::PageCache, 200);
+                }
+                Piece::Disk => {
+                    source = ReadSource::FilesystemCache;
+                    let ns = self.fs_cache.as_ref().map(|(fc, _)| fc.disk_read_ns(range.len())).unwrap_or(0);
+                    self.local.schedule(now + ns, LocalDone { read: key, fragment: i });
+                    self.push_trace(now, now + ns, now + ns, object, range, ServedBy::FilesystemCache, 200);
+                }
+                Piece::Get { get, fill_fs_cache } => {
+                    let lead = range.start.saturating_sub(get.start);
+                    self.start_get(now, GetPurpose::Fragment { read: key, fragment: i, lead, fill_fs_cache }, object, get);
+                }
             }
         }
         self.reads.insert(key, LiveRead { id: req.id, object, composite, source });
-        // 2. Filesystem cache, then 3. the store.
-        for (i, range, _) in starts {
-            self.fetch(now, key, i, object, range);
-        }
     }
 
-    fn fetch(&mut self, now: u64, read: u64, fragment: usize, object: u64, range: ByteRange) {
+    /// Splits the fetch of `clipped` (whose block-rounded span is `fetch`) into disk reads and
+    /// store GETs; background downloads start at once and serve nobody.
+    fn plan_fetch(&mut self, now: u64, object: u64, clipped: ByteRange, fetch: ByteRange, pieces: &mut Vec<(ByteRange, Piece)>) {
         let size = self.object_size(object);
-        if let Some((fc, mode)) = &mut self.fs_cache {
-            let plan = fc.plan(object, size, range, *mode);
-            let mut remote_started = false;
-            for local in &plan.local {
-                // A disk read served from the cache: complete after the disk's latency and time.
-                let ns = fc.disk_read_ns(local.len());
-                let _ = local;
-                self.local.schedule(now + ns, LocalDone { read, fragment });
-                if let Some(r) = self.reads.get_mut(&read) {
-                    r.source = ReadSource::FilesystemCache;
-                }
-                self.push_trace(now, now + ns, now + ns, object, *local, ServedBy::FilesystemCache, 200);
-            }
-            for remote in plan.remote.clone() {
-                let lead = range.start.saturating_sub(remote.start);
-                self.start_get(now, GetPurpose::Fragment { read, fragment, lead, fill_fs_cache: true }, object, remote);
-                remote_started = true;
-            }
-            for bg in plan.background.clone() {
-                self.start_get(now, GetPurpose::Background, object, bg);
-            }
-            let _ = remote_started;
+        let Some((fc, mode)) = &mut self.fs_cache else {
+            pieces.push((clipped, Piece::Get { get: fetch, fill_fs_cache: false }));
             return;
+        };
+        let plan = fc.plan(object, size, fetch, *mode);
+        let mut covered: Vec<(ByteRange, Piece)> = Vec::new();
+        for local in &plan.local {
+            let r = clip(*local, clipped);
+            if !r.is_empty() {
+                covered.push((r, Piece::Disk));
+            }
         }
-        self.start_get(now, GetPurpose::Fragment { read, fragment, lead: 0, fill_fs_cache: false }, object, range);
+        for remote in &plan.remote {
+            let r = clip(*remote, clipped);
+            if !r.is_empty() {
+                covered.push((r, Piece::Get { get: *remote, fill_fs_cache: true }));
+            } else {
+                // A GET the cache opens for bytes outside this read still downloads.
+                self.background.push(*remote);
+            }
+        }
+        covered.sort_by_key(|p| p.0.start);
+        // Whatever the plan leaves uncovered is read from the store directly.
+        let mut at = clipped.start;
+        for (r, piece) in covered {
+            if r.start > at {
+                let hole = ByteRange::new(at, r.start);
+                pieces.push((hole, Piece::Get { get: hole, fill_fs_cache: false }));
+            }
+            let r = ByteRange::new(r.start.max(at), r.end);
+            if !r.is_empty() {
+                at = r.end;
+                pieces.push((r, piece));
+            }
+        }
+        if at < clipped.end {
+            let hole = ByteRange::new(at, clipped.end);
+            pieces.push((hole, Piece::Get { get: hole, fill_fs_cache: false }));
+        }
+        let bg: Vec<ByteRange> = plan.background.iter().copied().chain(self.background.drain(..)).collect();
+        for r in bg {
+            self.start_get(now, GetPurpose::Background, object, r);
+        }
     }
 
     fn start_get(&mut self, now: u64, purpose: GetPurpose, object: u64, range: ByteRange) {
@@ -281,6 +337,9 @@ impl IoWorld {
             }
             ClientEvent::Failed { reason, .. } => {
                 self.gets.remove(&token);
+                if let Some((fc, _)) = &mut self.fs_cache {
+                    fc.abort(object, range);
+                }
                 if let GetPurpose::Fragment { read, .. } = purpose {
                     if let Some(r) = self.reads.remove(&read) {
                         out.push((t, Event::ReadFailed { id: r.id, reason }));

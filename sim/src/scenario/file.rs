@@ -212,6 +212,12 @@ impl<'de> Deserialize<'de> for Scalar {
             fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Scalar, E> {
                 Ok(Scalar(v.to_string()))
             }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Scalar, E> {
+                Ok(Scalar("null".to_string()))
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<Scalar, E> {
+                Ok(Scalar("null".to_string()))
+            }
         }
         d.deserialize_any(V)
     }

@@ -77,6 +77,7 @@ pub fn scalar_value(text: &str) -> Value {
         }
     }
     match text {
+        "null" | "~" => Value::Null,
         "true" => Value::Bool(true),
         "false" => Value::Bool(false),
         _ => Value::String(text.to_string()),

@@ -131,6 +131,13 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     }
 
     let cpu = f.cpu.clone().unwrap_or_default();
+    cpu.validate().map_err(|e| err("cpu", e.to_string()))?;
+    if let Some(pc) = &f.caches.page_cache {
+        pc.validate().map_err(|e| err("page_cache", e.to_string()))?;
+    }
+    if let Some(fc) = &f.caches.filesystem_cache {
+        fc.validate().map_err(|e| err("filesystem_cache", e.to_string()))?;
+    }
     Ok(Resolved {
         name: f.name.clone(),
         seed: f.seed,

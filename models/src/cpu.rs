@@ -1,0 +1,290 @@
+//! CPU costs of the node: Parquet decode, the downstream consumer (aggregation), and the CPU
+//! spent receiving bytes over HTTP(S).
+//!
+//! Pure cost functions: the driver schedules the returned nanoseconds in virtual time. How many
+//! decodes run at once is the reader's decision (`max_parsing_threads`, a `Strategy` setting);
+//! how many chunks are consumed at once is `consumer.threads` here (ClickHouse's `max_threads`
+//! aggregating threads). With both, a run shows "waiting for bytes" and "waiting for CPU".
+//!
+//! The default rates are engineering estimates, not measurements: one core decompresses
+//! Snappy/ZSTD Parquet pages at about 1 GiB/s and materialises columns at a few GiB/s. As an
+//! order-of-magnitude check against FINDINGS F7 (ClickBench Q23 on 96 vCPUs, about 18 cores
+//! busy, 0.42-0.55 s), a few GiB of compressed pages take a fraction of a second at these rates
+//! on 18 threads. Override them per scenario (`cpu:`) when a measurement is at hand.
+
+use serde::{Deserialize, Serialize};
+use units::{Bandwidth, Duration};
+
+/// A bad CPU specification: what is wrong and what would be right.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CpuError {
+    /// A field has a value the model cannot use.
+    #[error("cpu: {0}")]
+    Invalid(String),
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Cost of decoding one unit of Parquet work on one thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DecodeSpec {
+    /// Compressed page bytes one thread decompresses per second.
+    pub compressed_bandwidth: Bandwidth,
+    /// Decoded (materialised) column bytes one thread produces per second.
+    pub decoded_bandwidth: Bandwidth,
+    /// Fixed cost per decode task (scheduling, page headers, buffers).
+    pub per_task: Duration,
+}
+
+impl Default for DecodeSpec {
+    fn default() -> Self {
+        Self {
+            compressed_bandwidth: Bandwidth(GIB),
+            decoded_bandwidth: Bandwidth(2.0 * GIB),
+            per_task: Duration(20_000),
+        }
+    }
+}
+
+/// The downstream consumer of delivered chunks (an aggregation, say).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConsumerSpec {
+    /// Chunks consumed at once (ClickHouse's `max_threads`); unset = `cores`.
+    pub threads: Option<u32>,
+    /// Cost per row on one thread (hashing, aggregate-state updates).
+    pub per_row: Duration,
+    /// Decoded bytes one thread consumes per second.
+    pub bandwidth: Bandwidth,
+    /// Fixed cost per chunk.
+    pub per_chunk: Duration,
+}
+
+impl Default for ConsumerSpec {
+    fn default() -> Self {
+        Self {
+            threads: None,
+            per_row: Duration(2),
+            bandwidth: Bandwidth(4.0 * GIB),
+            per_chunk: Duration(5_000),
+        }
+    }
+}
+
+/// CPU spent receiving bytes from the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NetworkCpuSpec {
+    /// Plain-HTTP bytes one core receives per second.
+    pub http_receive_bandwidth: Bandwidth,
+    /// Whether the store is reached over HTTPS.
+    pub https: bool,
+    /// CPU per byte of HTTPS relative to HTTP; STORES.md: "HTTPS costs about 2x the CPU of
+    /// HTTP per byte".
+    pub https_cpu_factor: f64,
+}
+
+impl Default for NetworkCpuSpec {
+    fn default() -> Self {
+        Self {
+            http_receive_bandwidth: Bandwidth(4.0 * GIB),
+            https: true,
+            https_cpu_factor: 2.0,
+        }
+    }
+}
+
+/// The node's CPU as a scenario writes it (`cpu:`); every key is optional.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuSpec {
+    /// vCPUs of the node (F7 ran on 96); the default consumer thread count and the scale of
+    /// the "cores busy" figure. Unset = 16.
+    pub cores: Option<u32>,
+    /// Decode costs.
+    pub decode: DecodeSpec,
+    /// The downstream consumer.
+    pub consumer: ConsumerSpec,
+    /// Network receive costs.
+    pub network: NetworkCpuSpec,
+}
+
+fn ns_for(bytes: u64, bandwidth: Bandwidth) -> u64 {
+    let bw = bandwidth.bytes_per_s();
+    if bytes == 0 || !(bw.is_finite() && bw > 0.0) {
+        return 0;
+    }
+    (bytes as f64 * 1e9 / bw).ceil() as u64
+}
+
+impl CpuSpec {
+    /// Default when `cores` is unset.
+    pub const DEFAULT_CORES: u32 = 16;
+
+    /// Checks every field; the message names the key and the accepted values.
+    pub fn validate(&self) -> Result<(), CpuError> {
+        let bad = |m: String| Err(CpuError::Invalid(m));
+        if self.cores == Some(0) {
+            return bad("cores is 0; give the node's vCPU count, e.g. 16".into());
+        }
+        if self.consumer.threads == Some(0) {
+            return bad(
+                "consumer.threads is 0; give at least 1 (or leave it unset for `cores`)".into(),
+            );
+        }
+        for (key, bw) in [
+            (
+                "decode.compressed_bandwidth",
+                self.decode.compressed_bandwidth,
+            ),
+            ("decode.decoded_bandwidth", self.decode.decoded_bandwidth),
+            ("consumer.bandwidth", self.consumer.bandwidth),
+            (
+                "network.http_receive_bandwidth",
+                self.network.http_receive_bandwidth,
+            ),
+        ] {
+            let v = bw.bytes_per_s();
+            if !(v.is_finite() && v > 0.0) {
+                return bad(format!(
+                    "{key} is {bw}; use a positive rate such as `1GiB/s`"
+                ));
+            }
+        }
+        let f = self.network.https_cpu_factor;
+        if !(f.is_finite() && f >= 1.0) {
+            return bad(format!(
+                "network.https_cpu_factor is {f}; use a number >= 1 (STORES.md: about 2)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// vCPUs of the node.
+    pub fn cores(&self) -> u32 {
+        self.cores.unwrap_or(Self::DEFAULT_CORES).max(1)
+    }
+
+    /// Chunks the consumer processes at once.
+    pub fn consumer_threads(&self) -> u32 {
+        self.consumer.threads.unwrap_or_else(|| self.cores()).max(1)
+    }
+
+    /// Time one decode thread takes for a task of `compressed_bytes` that decodes to
+    /// `decoded_bytes`.
+    pub fn decode_ns(&self, compressed_bytes: u64, decoded_bytes: u64) -> u64 {
+        let d = &self.decode;
+        d.per_task
+            .ns()
+            .saturating_add(ns_for(compressed_bytes, d.compressed_bandwidth))
+            .saturating_add(ns_for(decoded_bytes, d.decoded_bandwidth))
+    }
+
+    /// Time one consumer thread takes for a chunk of `rows` rows and `decoded_bytes` bytes.
+    pub fn consume_ns(&self, rows: u64, decoded_bytes: u64) -> u64 {
+        let c = &self.consumer;
+        c.per_chunk
+            .ns()
+            .saturating_add(rows.saturating_mul(c.per_row.ns()))
+            .saturating_add(ns_for(decoded_bytes, c.bandwidth))
+    }
+
+    /// CPU time spent receiving `bytes` from the store (doubled-ish over HTTPS).
+    pub fn receive_cpu_ns(&self, bytes: u64) -> u64 {
+        let n = &self.network;
+        let plain = ns_for(bytes, n.http_receive_bandwidth);
+        if n.https {
+            (plain as f64 * n.https_cpu_factor).ceil() as u64
+        } else {
+            plain
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn decode_cost_adds_compressed_and_decoded_parts() {
+        let cpu = CpuSpec::default();
+        let fixed = cpu.decode_ns(0, 0);
+        assert_eq!(fixed, 20_000);
+        let c = cpu.decode_ns(MIB, 0) - fixed;
+        let d = cpu.decode_ns(0, MIB) - fixed;
+        // 1 MiB at 1 GiB/s is 976,563 ns; at 2 GiB/s half that.
+        assert_eq!(c, 976_563);
+        assert_eq!(d, 488_282);
+        assert_eq!(cpu.decode_ns(MIB, MIB), fixed + c + d);
+    }
+
+    #[test]
+    fn consumer_cost_and_threads() {
+        let cpu = CpuSpec {
+            cores: Some(96),
+            ..CpuSpec::default()
+        };
+        assert_eq!(cpu.consumer_threads(), 96);
+        let pinned = CpuSpec {
+            consumer: ConsumerSpec {
+                threads: Some(4),
+                ..ConsumerSpec::default()
+            },
+            ..cpu.clone()
+        };
+        assert_eq!(pinned.consumer_threads(), 4);
+        let small = cpu.consume_ns(1_000, 0);
+        let big = cpu.consume_ns(1_000_000, 0);
+        assert_eq!(big - small, 999_000 * cpu.consumer.per_row.ns());
+        assert!(cpu.consume_ns(0, 64 * MIB) > cpu.consume_ns(0, MIB));
+    }
+
+    #[test]
+    fn https_costs_about_twice_http() {
+        let https = CpuSpec::default();
+        let http = CpuSpec {
+            network: NetworkCpuSpec {
+                https: false,
+                ..NetworkCpuSpec::default()
+            },
+            ..CpuSpec::default()
+        };
+        let (a, b) = (
+            https.receive_cpu_ns(16 * MIB),
+            http.receive_cpu_ns(16 * MIB),
+        );
+        assert!(b > 0 && a.abs_diff(2 * b) <= 1, "{a} vs {b}");
+    }
+
+    #[test]
+    fn yaml_partial_spec_keeps_defaults_and_rejects_unknown_keys() {
+        let s: CpuSpec =
+            serde_saphyr::from_str("cores: 96\ndecode: {compressed_bandwidth: 500MiB/s}\n")
+                .unwrap();
+        assert_eq!(s.cores(), 96);
+        assert_eq!(s.decode.compressed_bandwidth, Bandwidth(500.0 * MIB as f64));
+        assert_eq!(
+            s.decode.decoded_bandwidth,
+            DecodeSpec::default().decoded_bandwidth
+        );
+        s.validate().unwrap();
+        let e = serde_saphyr::from_str::<CpuSpec>("decode: {compresed_bandwidth: 1GiB/s}\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("compresed_bandwidth"), "{e}");
+        let zero = CpuSpec {
+            decode: DecodeSpec {
+                decoded_bandwidth: Bandwidth(0.0),
+                ..DecodeSpec::default()
+            },
+            ..s
+        };
+        assert!(zero
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("decode.decoded_bandwidth"));
+    }
+}

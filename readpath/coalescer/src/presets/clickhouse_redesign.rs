@@ -1,0 +1,90 @@
+//! ClickHouse's redesigned coalescing (READPATH.md R2 and R8; the redesign's design notes,
+//! Altinity/ClickHouse `docs/superpowers/specs/2026-08-27-parquet-readpath-redesign.md`,
+//! "Coalescing cost model"). Greedy in offset order; the next range joins the current task
+//! when all of these hold:
+//!
+//! - gap rule: the gap's uncached bytes are `<= min(coalesce_gap_bytes, min_bytes_for_seek)`
+//!   ("uncached gap -> merge iff gap <= bandwidth x RTT"); with `read_through_cached`, bytes the
+//!   source already holds are free (R8), otherwise every gap byte counts;
+//! - cap: the task's span stays `<= bytes_per_read_task`;
+//! - amplification: the task's wasted bytes (uncached gap bytes) stay `<= floor`, or
+//!   `(needed + wasted) / needed <= max_read_amplification` (0 = no bound).
+//!
+//! So every task either wastes at most the floor or stays within the ratio.
+
+use crate::build::{greedy_runs, whole_task};
+use crate::policy::derive_bytes_per_read_task;
+use crate::types::{CachedBytes, NeededRange, ReadTask};
+use layout::ByteRange;
+
+/// The redesign's settings, resolved.
+pub(crate) struct Redesign {
+    pub effective_gap_bytes: u64,
+    pub max_read_amplification: f64,
+    pub read_amplification_floor_bytes: u64,
+    pub bytes_per_read_task: u64,
+    pub read_through_cached: bool,
+}
+
+impl Redesign {
+    pub(crate) fn new(
+        min_bytes_for_seek: u64,
+        coalesce_gap_bytes: u64,
+        max_read_amplification: f64,
+        read_amplification_floor_bytes: u64,
+        bytes_per_read_task: u64,
+        read_through_cached: bool,
+    ) -> Self {
+        Redesign {
+            effective_gap_bytes: coalesce_gap_bytes.min(min_bytes_for_seek),
+            max_read_amplification,
+            read_amplification_floor_bytes,
+            bytes_per_read_task: derive_bytes_per_read_task(
+                min_bytes_for_seek,
+                bytes_per_read_task,
+            ),
+            read_through_cached,
+        }
+    }
+
+    /// Whether a task reading `needed_bytes` with `wasted_bytes` of uncached gap is allowed.
+    pub(crate) fn amplification_ok(&self, needed_bytes: u64, wasted_bytes: u64) -> bool {
+        wasted_bytes <= self.read_amplification_floor_bytes
+            || self.max_read_amplification == 0.0
+            || (needed_bytes as f64 + wasted_bytes as f64)
+                <= self.max_read_amplification * needed_bytes as f64
+    }
+}
+
+pub(crate) fn clickhouse_redesign(
+    needed: &[NeededRange],
+    cached: &dyn CachedBytes,
+    p: &Redesign,
+) -> Vec<ReadTask> {
+    let mut tasks = Vec::new();
+    greedy_runs(
+        needed,
+        |run, n| {
+            if n.range.end - run.start > p.bytes_per_read_task {
+                return None;
+            }
+            let gap = n.range.start - run.end;
+            let cached_bytes = if p.read_through_cached && gap > 0 {
+                cached
+                    .cached_bytes(ByteRange::new(run.end, n.range.start))
+                    .min(gap)
+            } else {
+                0
+            };
+            let uncached = gap - cached_bytes;
+            if uncached > p.effective_gap_bytes {
+                return None;
+            }
+            let wasted = run.wasted_bytes + uncached;
+            p.amplification_ok(run.needed_bytes + n.range.len(), wasted)
+                .then_some(uncached)
+        },
+        |run| tasks.push(whole_task(needed, run.first, run.last)),
+    );
+    tasks
+}

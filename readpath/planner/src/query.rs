@@ -1,0 +1,106 @@
+//! What a query asks of the read path: columns, filters and their selectivity, files, and the
+//! cache state the reader sees.
+
+use layout::{FileIndex, Table};
+
+use crate::error::PlanError;
+
+/// The query one [`crate::Reader`] runs. Fractions are in `0..=1`; decisions drawn from them
+/// use a pure hash of `seed`, file, row group and slice (never event order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuerySpec {
+    /// Columns the query outputs (schema indexes).
+    pub columns: Vec<u32>,
+    /// Files read, in order (the driver picks the slice).
+    pub files: Vec<FileIndex>,
+    /// Fraction of row groups surviving min/max pruning.
+    pub row_group_keep_fraction: f64,
+    /// PREWHERE columns: read and evaluated first, per row subgroup.
+    pub prewhere_columns: Vec<u32>,
+    /// Fraction of rows passing PREWHERE (passing rows come in clusters of 1/64 row group).
+    pub prewhere_selectivity: f64,
+    /// Columns with a pushdown condition: their column index is read and prunes pages.
+    pub column_index_columns: Vec<u32>,
+    /// Fraction of rows surviving column-index (page min/max) pruning.
+    pub page_keep_fraction: f64,
+    /// Columns whose bloom filter a condition probes.
+    pub bloom_columns: Vec<u32>,
+    /// Fraction of row groups (having a bloom filter) dropped by it.
+    pub bloom_drop_fraction: f64,
+    /// Hash probes per row group and bloom column; each reads one 32-byte block.
+    pub bloom_probes: u32,
+    /// Parquet metadata cache warm: no footer reads.
+    pub parquet_metadata_cache_warm: bool,
+    /// Iceberg metadata cache warm: no metadata phase.
+    pub iceberg_metadata_cache_warm: bool,
+    /// Seed of the pruning decisions.
+    pub seed: u64,
+}
+
+impl QuerySpec {
+    /// A plain scan of `columns` over `files`: nothing pruned, caches cold.
+    pub fn new(columns: Vec<u32>, files: Vec<FileIndex>) -> QuerySpec {
+        QuerySpec {
+            columns,
+            files,
+            row_group_keep_fraction: 1.0,
+            prewhere_columns: Vec::new(),
+            prewhere_selectivity: 1.0,
+            column_index_columns: Vec::new(),
+            page_keep_fraction: 1.0,
+            bloom_columns: Vec::new(),
+            bloom_drop_fraction: 0.0,
+            bloom_probes: 1,
+            parquet_metadata_cache_warm: false,
+            iceberg_metadata_cache_warm: false,
+            seed: 0,
+        }
+    }
+
+    /// Checks fractions, files and columns against `table`; the error names the field and
+    /// says what would be valid.
+    pub fn validate(&self, table: &Table) -> Result<(), PlanError> {
+        let fractions = [
+            ("row_group_keep_fraction", self.row_group_keep_fraction),
+            ("prewhere_selectivity", self.prewhere_selectivity),
+            ("page_keep_fraction", self.page_keep_fraction),
+            ("bloom_drop_fraction", self.bloom_drop_fraction),
+        ];
+        for (name, v) in fractions {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(PlanError::Query(format!(
+                    "{name} = {v} is not a fraction; expected a number between 0 and 1"
+                )));
+            }
+        }
+        if self.columns.is_empty() && self.prewhere_columns.is_empty() {
+            return Err(PlanError::Query("no columns selected; name at least one column".into()));
+        }
+        let n_files = table.files.len();
+        for &f in &self.files {
+            let Some(file) = table.files.get(f as usize) else {
+                return Err(PlanError::Query(format!(
+                    "file {f} does not exist: the table has {n_files} files (0..{})",
+                    n_files.saturating_sub(1)
+                )));
+            };
+            let width = table.schema_of(file).map_or(0, |s| s.columns.len());
+            let lists = [
+                ("columns", &self.columns),
+                ("prewhere_columns", &self.prewhere_columns),
+                ("column_index_columns", &self.column_index_columns),
+                ("bloom_columns", &self.bloom_columns),
+            ];
+            for (name, list) in lists {
+                if let Some(c) = list.iter().find(|c| **c as usize >= width) {
+                    return Err(PlanError::Query(format!(
+                        "{name}: column {c} does not exist in file {f} ({}), which has {width} columns (0..{})",
+                        file.path,
+                        width.saturating_sub(1)
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}

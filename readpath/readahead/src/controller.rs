@@ -1,0 +1,718 @@
+//! The bytes-in-flight controller (R5, R7), shaped like quinn-proto's congestion controller:
+//! events in with `now` as a parameter, the admission answer (`can_issue`, `target_bytes`) out.
+//!
+//! Each read the reader hands to an IO thread is tracked from issue to completion under the
+//! caller's `read_id`. Bytes "in flight" are the bytes of a read not yet received: with R7 only
+//! while the read runs on an IO thread (`on_start`), without R7 from the moment it is issued.
+//! Progress events shrink them (received bytes are memory, no longer in flight).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ReadaheadError;
+use crate::estimator::{BandwidthEstimator, FirstByteEstimator};
+use crate::events::{ProfileEvent, ProfileEvents};
+
+/// Default of `input_format_parquet_min_bytes_in_flight`: 64 MiB.
+pub const DEFAULT_MIN_BYTES_IN_FLIGHT: u64 = 64 << 20;
+
+/// The target never drops below this many read tasks' worth of bytes.
+pub const READ_TASKS_FLOOR: u64 = 4;
+
+/// The fitted target keeps this many round trips of every IO thread busy.
+pub const ROUND_TRIPS_AHEAD: f64 = 2.0;
+
+/// Where a read's bytes came from; reads served by the page cache are excluded from the fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ReadSource {
+    /// The object store (or the local file).
+    Store,
+    /// The in-memory page cache: its timings say nothing about the store.
+    PageCache,
+    /// The local filesystem cache of remote objects.
+    FilesystemCache,
+}
+
+/// Settings of the controller (resolved values, not text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ControllerConfig {
+    /// `input_format_parquet_min_bytes_in_flight`: the floor of the target; 0 disables planning
+    /// (the planner then keeps the base reader's behaviour).
+    pub min_bytes_in_flight: u64,
+    /// `input_format_parquet_bytes_per_read_task`, resolved (never 0 here): the target is never
+    /// below [`READ_TASKS_FLOOR`] of these.
+    pub bytes_per_read_task: u64,
+    /// Size of the IO pool the reads run on (see [`crate::io_pool::io_pool_size`]).
+    pub io_threads: u32,
+    /// `false` = R7 (only running reads count against the target); `true` = queued reads count
+    /// too (the ablation without R7).
+    pub count_queued_bytes: bool,
+}
+
+impl Default for ControllerConfig {
+    /// The redesign on remote storage: 64 MiB floor, 16 MiB tasks, 16 IO threads, R7 on.
+    fn default() -> Self {
+        ControllerConfig {
+            min_bytes_in_flight: DEFAULT_MIN_BYTES_IN_FLIGHT,
+            bytes_per_read_task: 16 << 20,
+            io_threads: 16,
+            count_queued_bytes: false,
+        }
+    }
+}
+
+impl ControllerConfig {
+    /// Checks the settings: `bytes_per_read_task` and `io_threads` must be at least 1.
+    pub fn validate(&self) -> Result<(), ReadaheadError> {
+        if self.bytes_per_read_task == 0 {
+            return Err(ReadaheadError::ZeroSetting {
+                name: "input_format_parquet_bytes_per_read_task",
+                what: "room for a read task (resolve 0 = derive before building the controller)",
+            });
+        }
+        if self.io_threads == 0 {
+            return Err(ReadaheadError::ZeroSetting {
+                name: "io_threads",
+                what: "IO thread",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// One tracked read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TrackedRead {
+    bytes: u64,
+    issued_ns: u64,
+    started_ns: Option<u64>,
+    first_byte_ns: Option<u64>,
+    bytes_ready: u64,
+}
+
+/// What the controller measured for one completed read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompletedRead {
+    /// Bytes of the read.
+    pub bytes: u64,
+    /// Time waiting for an IO thread (issue to start).
+    pub queued_ns: u64,
+    /// Start to first byte.
+    pub first_byte_ns: u64,
+    /// First byte to last byte.
+    pub transfer_ns: u64,
+    /// Whether the sample fed the estimators (not for page-cache reads).
+    pub fed_estimators: bool,
+}
+
+/// Cheap snapshot of the controller for status reports and timelines.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ControllerStatus {
+    /// Bytes counting against the target now.
+    pub bytes_in_flight: u64,
+    /// The target now.
+    pub target_bytes_in_flight: u64,
+    /// Largest `bytes_in_flight` seen.
+    pub peak_bytes_in_flight: u64,
+    /// Reads started and not completed.
+    pub reads_running: u64,
+    /// Reads issued and not yet started.
+    pub reads_queued: u64,
+    /// Current first-byte estimate (ns).
+    pub first_byte_estimate_ns: f64,
+    /// Current bandwidth estimate (bytes/us).
+    pub bandwidth_estimate_bytes_per_us: f64,
+}
+
+/// The bytes-in-flight controller of one reader.
+#[derive(Debug, Clone)]
+pub struct InFlightController {
+    config: ControllerConfig,
+    first_byte: FirstByteEstimator,
+    bandwidth: BandwidthEstimator,
+    reads: BTreeMap<u64, TrackedRead>,
+    bytes_in_flight: u64,
+    peak_bytes_in_flight: u64,
+    reads_running: u64,
+}
+
+impl InFlightController {
+    /// A controller starting from the priors of [`crate::estimator`].
+    pub fn new(config: ControllerConfig) -> Result<InFlightController, ReadaheadError> {
+        InFlightController::with_estimators(
+            config,
+            FirstByteEstimator::new(),
+            BandwidthEstimator::new(),
+        )
+    }
+
+    /// A controller starting from given estimators (e.g. other priors).
+    pub fn with_estimators(
+        config: ControllerConfig,
+        first_byte: FirstByteEstimator,
+        bandwidth: BandwidthEstimator,
+    ) -> Result<InFlightController, ReadaheadError> {
+        config.validate()?;
+        Ok(InFlightController {
+            config,
+            first_byte,
+            bandwidth,
+            reads: BTreeMap::new(),
+            bytes_in_flight: 0,
+            peak_bytes_in_flight: 0,
+            reads_running: 0,
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ControllerConfig {
+        &self.config
+    }
+
+    /// `false` when `min_bytes_in_flight` is 0: the planner keeps base behaviour and does not
+    /// ask [`can_issue`](Self::can_issue) (which then always answers yes).
+    pub fn planning_enabled(&self) -> bool {
+        self.config.min_bytes_in_flight > 0
+    }
+
+    /// `max(min_bytes_in_flight, bandwidth x first_byte_time x io_threads x 2)`, never below
+    /// `4 x bytes_per_read_task`.
+    pub fn target_bytes(&self) -> u64 {
+        let fitted = self.bandwidth.bytes_per_ns()
+            * self.first_byte.get_ns()
+            * f64::from(self.config.io_threads)
+            * ROUND_TRIPS_AHEAD;
+        // `as` saturates for f64 -> u64 (NaN -> 0), so a huge estimate cannot wrap.
+        let fitted = fitted as u64;
+        let floor = self
+            .config
+            .bytes_per_read_task
+            .saturating_mul(READ_TASKS_FLOOR);
+        fitted.max(self.config.min_bytes_in_flight).max(floor)
+    }
+
+    /// Whether a read of `bytes` may be issued now: it fits under the target, or nothing is in
+    /// flight (a read larger than the target must still be able to go). Always `true` when
+    /// planning is disabled.
+    pub fn can_issue(&self, bytes: u64) -> bool {
+        !self.planning_enabled()
+            || self.bytes_in_flight == 0
+            || self.bytes_in_flight.saturating_add(bytes) <= self.target_bytes()
+    }
+
+    /// Bytes counting against the target now.
+    pub fn bytes_in_flight(&self) -> u64 {
+        self.bytes_in_flight
+    }
+
+    /// Largest `bytes_in_flight` seen so far.
+    pub fn peak_bytes_in_flight(&self) -> u64 {
+        self.peak_bytes_in_flight
+    }
+
+    /// Reads started on an IO thread and not completed.
+    pub fn reads_running(&self) -> u64 {
+        self.reads_running
+    }
+
+    /// Reads issued and waiting for an IO thread.
+    pub fn reads_queued(&self) -> u64 {
+        self.reads.len() as u64 - self.reads_running
+    }
+
+    /// The first-byte estimator.
+    pub fn first_byte_estimator(&self) -> &FirstByteEstimator {
+        &self.first_byte
+    }
+
+    /// The bandwidth estimator.
+    pub fn bandwidth_estimator(&self) -> &BandwidthEstimator {
+        &self.bandwidth
+    }
+
+    /// A snapshot for reports.
+    pub fn status(&self) -> ControllerStatus {
+        ControllerStatus {
+            bytes_in_flight: self.bytes_in_flight,
+            target_bytes_in_flight: self.target_bytes(),
+            peak_bytes_in_flight: self.peak_bytes_in_flight,
+            reads_running: self.reads_running,
+            reads_queued: self.reads_queued(),
+            first_byte_estimate_ns: self.first_byte.get_ns(),
+            bandwidth_estimate_bytes_per_us: self.bandwidth.bytes_per_us(),
+        }
+    }
+
+    fn counts(&self, read: &TrackedRead) -> bool {
+        read.started_ns.is_some() || self.config.count_queued_bytes
+    }
+
+    fn outstanding(read: &TrackedRead) -> u64 {
+        read.bytes - read.bytes_ready
+    }
+
+    fn add_in_flight(&mut self, bytes: u64) {
+        self.bytes_in_flight += bytes;
+        self.peak_bytes_in_flight = self.peak_bytes_in_flight.max(self.bytes_in_flight);
+    }
+
+    fn tracked(&self, read_id: u64) -> Result<TrackedRead, ReadaheadError> {
+        self.reads
+            .get(&read_id)
+            .copied()
+            .ok_or(ReadaheadError::UnknownRead { read_id })
+    }
+
+    /// A read task of `bytes` was created and handed to the IO pool (queued or started).
+    /// Counts `ParquetReadTasks` and `ParquetReadTaskBytes`.
+    pub fn on_issue(
+        &mut self,
+        now_ns: u64,
+        read_id: u64,
+        bytes: u64,
+        events: &mut ProfileEvents,
+    ) -> Result<(), ReadaheadError> {
+        if self.reads.contains_key(&read_id) {
+            return Err(ReadaheadError::DuplicateRead { read_id });
+        }
+        let read = TrackedRead {
+            bytes,
+            issued_ns: now_ns,
+            started_ns: None,
+            first_byte_ns: None,
+            bytes_ready: 0,
+        };
+        if self.counts(&read) {
+            self.add_in_flight(bytes);
+        }
+        self.reads.insert(read_id, read);
+        events.add(ProfileEvent::ParquetReadTasks, 1);
+        events.add(ProfileEvent::ParquetReadTaskBytes, bytes);
+        Ok(())
+    }
+
+    /// The read got an IO thread (or a decode thread, for an inline read) and its request went
+    /// out. Under R7 its bytes start counting against the target now.
+    pub fn on_start(&mut self, now_ns: u64, read_id: u64) -> Result<(), ReadaheadError> {
+        let mut read = self.tracked(read_id)?;
+        if read.started_ns.is_some() {
+            return Err(ReadaheadError::OutOfOrder {
+                read_id,
+                event: "start",
+                why: "the read already started",
+            });
+        }
+        let counted_before = self.counts(&read);
+        read.started_ns = Some(now_ns.max(read.issued_ns));
+        if !counted_before {
+            self.add_in_flight(Self::outstanding(&read));
+        }
+        self.reads_running += 1;
+        self.reads.insert(read_id, read);
+        Ok(())
+    }
+
+    /// The first byte of the read arrived.
+    pub fn on_first_byte(&mut self, now_ns: u64, read_id: u64) -> Result<(), ReadaheadError> {
+        let mut read = self.tracked(read_id)?;
+        let Some(started_ns) = read.started_ns else {
+            return Err(ReadaheadError::OutOfOrder {
+                read_id,
+                event: "first byte",
+                why: "the read has not started",
+            });
+        };
+        if read.first_byte_ns.is_none() {
+            read.first_byte_ns = Some(now_ns.max(started_ns));
+            self.reads.insert(read_id, read);
+        }
+        Ok(())
+    }
+
+    /// `bytes_ready` bytes of the read (cumulative, in offset order) have arrived; they leave
+    /// the in-flight count. A smaller value than before is ignored; a larger one than the read
+    /// is capped at its size.
+    pub fn on_progress(
+        &mut self,
+        now_ns: u64,
+        read_id: u64,
+        bytes_ready: u64,
+    ) -> Result<(), ReadaheadError> {
+        let mut read = self.tracked(read_id)?;
+        if read.started_ns.is_none() {
+            return Err(ReadaheadError::OutOfOrder {
+                read_id,
+                event: "progress",
+                why: "the read has not started",
+            });
+        }
+        if read.first_byte_ns.is_none() {
+            // A progress event implies the first byte came; a driver may skip ReadFirstByte.
+            read.first_byte_ns = Some(now_ns);
+        }
+        let ready = bytes_ready.min(read.bytes);
+        if ready > read.bytes_ready {
+            self.bytes_in_flight -= ready - read.bytes_ready;
+            read.bytes_ready = ready;
+        }
+        self.reads.insert(read_id, read);
+        Ok(())
+    }
+
+    /// The read finished. Feeds the estimators (unless its bytes came from the page cache) and
+    /// counts `ParquetReadFirstByteMicroseconds` and `ParquetReadTransferMicroseconds`. A read
+    /// completed without a start event is taken as started now (a synchronous read).
+    pub fn on_complete(
+        &mut self,
+        now_ns: u64,
+        read_id: u64,
+        source: ReadSource,
+        events: &mut ProfileEvents,
+    ) -> Result<CompletedRead, ReadaheadError> {
+        let read = self.forget(read_id)?;
+        let started_ns = read.started_ns.unwrap_or(now_ns).max(read.issued_ns);
+        let now_ns = now_ns.max(started_ns);
+        // A local pread sends no first byte: ready = done.
+        let first_byte_at = read
+            .first_byte_ns
+            .unwrap_or(now_ns)
+            .clamp(started_ns, now_ns);
+        let first_byte_ns = first_byte_at - started_ns;
+        let transfer_ns = now_ns - first_byte_at;
+        let fed_estimators = source != ReadSource::PageCache;
+        if fed_estimators {
+            self.first_byte.update(first_byte_ns);
+            self.bandwidth.update(read.bytes, transfer_ns);
+        }
+        events.add(
+            ProfileEvent::ParquetReadFirstByteMicroseconds,
+            first_byte_ns / 1_000,
+        );
+        events.add(
+            ProfileEvent::ParquetReadTransferMicroseconds,
+            transfer_ns / 1_000,
+        );
+        Ok(CompletedRead {
+            bytes: read.bytes,
+            queued_ns: started_ns - read.issued_ns,
+            first_byte_ns,
+            transfer_ns,
+            fed_estimators,
+        })
+    }
+
+    /// The read failed for good (the driver already retried): it leaves the in-flight count
+    /// and feeds nothing.
+    pub fn on_failed(&mut self, _now_ns: u64, read_id: u64) -> Result<(), ReadaheadError> {
+        self.forget(read_id).map(|_| ())
+    }
+
+    fn forget(&mut self, read_id: u64) -> Result<TrackedRead, ReadaheadError> {
+        let read = self
+            .reads
+            .remove(&read_id)
+            .ok_or(ReadaheadError::UnknownRead { read_id })?;
+        if self.counts(&read) {
+            self.bytes_in_flight -= Self::outstanding(&read);
+        }
+        if read.started_ns.is_some() {
+            self.reads_running -= 1;
+        }
+        Ok(read)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn config(min_bytes_in_flight: u64, count_queued_bytes: bool) -> ControllerConfig {
+        ControllerConfig {
+            min_bytes_in_flight,
+            bytes_per_read_task: 16 * MIB,
+            io_threads: 16,
+            count_queued_bytes,
+        }
+    }
+
+    #[test]
+    fn prior_target_is_bandwidth_times_first_byte_times_threads_times_two() {
+        let controller = InFlightController::new(config(MIB, false)).unwrap();
+        // 64 B/us x 50 ms = 3.2 MB per thread, x 16 threads x 2 = 102.4 MB.
+        assert_eq!(controller.target_bytes(), 102_400_000);
+    }
+
+    #[test]
+    fn floors_apply() {
+        let mut c = config(500 * MIB, false);
+        assert_eq!(
+            InFlightController::new(c).unwrap().target_bytes(),
+            500 * MIB
+        );
+        c.min_bytes_in_flight = 1;
+        c.io_threads = 1; // fitted 6.4 MB, below 4 x 16 MiB
+        assert_eq!(InFlightController::new(c).unwrap().target_bytes(), 64 * MIB);
+    }
+
+    #[test]
+    fn zero_min_disables_planning() {
+        let mut controller = InFlightController::new(config(0, false)).unwrap();
+        assert!(!controller.planning_enabled());
+        let mut events = ProfileEvents::new();
+        controller.on_issue(0, 1, 10 << 30, &mut events).unwrap();
+        controller.on_start(0, 1).unwrap();
+        assert!(controller.can_issue(10 << 30));
+        assert!(InFlightController::new(config(1, false))
+            .unwrap()
+            .planning_enabled());
+    }
+
+    #[test]
+    fn bad_config_is_an_error() {
+        let mut c = config(MIB, false);
+        c.io_threads = 0;
+        assert!(matches!(
+            InFlightController::new(c),
+            Err(ReadaheadError::ZeroSetting { .. })
+        ));
+        let mut c = config(MIB, false);
+        c.bytes_per_read_task = 0;
+        assert!(InFlightController::new(c).is_err());
+    }
+
+    #[test]
+    fn r7_counts_only_running_reads() {
+        let mut events = ProfileEvents::new();
+        let mut r7 = InFlightController::new(config(MIB, false)).unwrap();
+        let mut no_r7 = InFlightController::new(config(MIB, true)).unwrap();
+        for c in [&mut r7, &mut no_r7] {
+            c.on_issue(0, 7, 3 * MIB, &mut events).unwrap();
+        }
+        assert_eq!(r7.bytes_in_flight(), 0);
+        assert_eq!(r7.reads_queued(), 1);
+        assert_eq!(no_r7.bytes_in_flight(), 3 * MIB);
+        for c in [&mut r7, &mut no_r7] {
+            c.on_start(5, 7).unwrap();
+            assert_eq!(c.bytes_in_flight(), 3 * MIB);
+            assert_eq!(c.reads_running(), 1);
+            c.on_first_byte(10, 7).unwrap();
+            c.on_progress(11, 7, MIB).unwrap();
+            assert_eq!(c.bytes_in_flight(), 2 * MIB);
+            c.on_progress(12, 7, MIB / 2).unwrap(); // stale: ignored
+            assert_eq!(c.bytes_in_flight(), 2 * MIB);
+        }
+        assert_eq!(events.parquet_read_tasks, 2);
+        assert_eq!(events.parquet_read_task_bytes, 6 * MIB);
+    }
+
+    #[test]
+    fn completion_feeds_estimators_and_events() {
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(MIB, false)).unwrap();
+        c.on_issue(1_000, 1, 1_000_000, &mut events).unwrap();
+        c.on_start(3_000, 1).unwrap();
+        c.on_first_byte(20_003_000, 1).unwrap(); // 20 ms
+        let done = c
+            .on_complete(21_003_000, 1, ReadSource::Store, &mut events)
+            .unwrap(); // 1 MB in 1 ms
+        assert_eq!(done.queued_ns, 2_000);
+        assert_eq!(done.first_byte_ns, 20_000_000);
+        assert_eq!(done.transfer_ns, 1_000_000);
+        assert!(done.fed_estimators);
+        assert_eq!(c.first_byte_estimator().samples(), 1);
+        assert!((c.first_byte_estimator().get_ns() - 44_000_000.0).abs() < 1e-3);
+        assert!(
+            (c.bandwidth_estimator().bytes_per_us() - (64.0 + 0.2 * (1000.0 - 64.0))).abs() < 1e-9
+        );
+        assert_eq!(events.parquet_read_first_byte_microseconds, 20_000);
+        assert_eq!(events.parquet_read_transfer_microseconds, 1_000);
+        assert_eq!(c.bytes_in_flight(), 0);
+        assert_eq!(c.reads_running(), 0);
+        assert_eq!(
+            c.on_complete(22_000_000, 1, ReadSource::Store, &mut events),
+            Err(ReadaheadError::UnknownRead { read_id: 1 })
+        );
+    }
+
+    #[test]
+    fn page_cache_reads_are_excluded_from_the_fit() {
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(MIB, false)).unwrap();
+        let before = c.target_bytes();
+        c.on_issue(0, 1, MIB, &mut events).unwrap();
+        c.on_start(0, 1).unwrap();
+        c.on_first_byte(1_000, 1).unwrap();
+        let done = c
+            .on_complete(2_000, 1, ReadSource::PageCache, &mut events)
+            .unwrap();
+        assert!(!done.fed_estimators);
+        assert_eq!(c.first_byte_estimator().samples(), 0);
+        assert_eq!(c.target_bytes(), before);
+    }
+
+    #[test]
+    fn target_grows_with_slower_first_bytes() {
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(MIB, false)).unwrap();
+        let before = c.target_bytes();
+        for id in 0..20 {
+            let t = id * 1_000_000_000;
+            c.on_issue(t, id, 4 * MIB, &mut events).unwrap();
+            c.on_start(t, id).unwrap();
+            c.on_first_byte(t + 200_000_000, id).unwrap(); // 200 ms
+            c.on_complete(
+                t + 200_000_000 + 65_536_000,
+                id,
+                ReadSource::Store,
+                &mut events,
+            )
+            .unwrap(); // 64 B/us
+        }
+        assert!(
+            c.target_bytes() > 3 * before,
+            "{} vs {}",
+            c.target_bytes(),
+            before
+        );
+    }
+
+    #[test]
+    fn fits_the_measured_store_to_about_bandwidth_times_round_trip() {
+        // FINDINGS.md: ~30 ms to first byte, a 4.3 MB GET in 65-86 ms (so ~45 ms of transfer);
+        // "bandwidth x round trip, about 100 MB per node" is what must be in flight.
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(64 * MIB, false)).unwrap();
+        for id in 0..50 {
+            let t = id * 1_000_000_000;
+            c.on_issue(t, id, 4_300_000, &mut events).unwrap();
+            c.on_start(t, id).unwrap();
+            c.on_first_byte(t + 30_000_000, id).unwrap();
+            c.on_complete(t + 75_000_000, id, ReadSource::Store, &mut events).unwrap();
+        }
+        let target = c.target_bytes();
+        // 95.6 B/us x 30 ms x 16 threads x 2 = 91.7 MB.
+        assert!((85_000_000..100_000_000).contains(&target), "target {target}");
+    }
+
+    #[test]
+    fn can_issue_respects_target_but_never_starves() {
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(MIB, false)).unwrap();
+        let target = c.target_bytes();
+        assert!(
+            c.can_issue(target * 10),
+            "an idle controller admits any read"
+        );
+        c.on_issue(0, 1, target - 10, &mut events).unwrap();
+        c.on_start(0, 1).unwrap();
+        assert!(c.can_issue(10));
+        assert!(!c.can_issue(11));
+    }
+
+    #[test]
+    fn events_out_of_order_are_errors() {
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(MIB, false)).unwrap();
+        assert!(c.on_start(0, 9).is_err());
+        c.on_issue(0, 9, 100, &mut events).unwrap();
+        assert_eq!(
+            c.on_issue(0, 9, 100, &mut events),
+            Err(ReadaheadError::DuplicateRead { read_id: 9 })
+        );
+        assert!(matches!(
+            c.on_first_byte(1, 9),
+            Err(ReadaheadError::OutOfOrder { .. })
+        ));
+        assert!(matches!(
+            c.on_progress(1, 9, 10),
+            Err(ReadaheadError::OutOfOrder { .. })
+        ));
+        c.on_start(1, 9).unwrap();
+        assert!(matches!(
+            c.on_start(2, 9),
+            Err(ReadaheadError::OutOfOrder { .. })
+        ));
+        c.on_failed(3, 9).unwrap();
+        assert_eq!(c.bytes_in_flight(), 0);
+        assert_eq!(c.reads_running(), 0);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Issue(u64),
+        Start(usize),
+        Progress(usize, u64),
+        Complete(usize, bool),
+        Fail(usize),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            (1u64..64 * MIB).prop_map(Op::Issue),
+            any::<usize>().prop_map(Op::Start),
+            (any::<usize>(), 0u64..64 * MIB).prop_map(|(i, b)| Op::Progress(i, b)),
+            (any::<usize>(), any::<bool>()).prop_map(|(i, p)| Op::Complete(i, p)),
+            any::<usize>().prop_map(Op::Fail),
+        ]
+    }
+
+    proptest! {
+        /// Bytes in flight always equal the outstanding bytes of the reads that count (running,
+        /// or also queued without R7); the target never drops below its floors.
+        #[test]
+        fn in_flight_matches_a_recount(
+            ops in proptest::collection::vec((op(), 0u64..50_000_000), 1..200),
+            count_queued in any::<bool>(),
+            min_mib in 0u64..256,
+        ) {
+            let cfg = ControllerConfig { min_bytes_in_flight: min_mib * MIB, bytes_per_read_task: 4 * MIB, io_threads: 4, count_queued_bytes: count_queued };
+            let mut c = InFlightController::new(cfg).unwrap();
+            let mut events = ProfileEvents::new();
+            // model: id -> (bytes, started, ready)
+            let mut model: BTreeMap<u64, (u64, bool, u64)> = BTreeMap::new();
+            let mut now = 0u64;
+            let mut next_id = 0u64;
+            for (op, dt) in ops {
+                now += dt;
+                let ids: Vec<u64> = model.keys().copied().collect();
+                let pick = |i: usize| ids.get(i % ids.len().max(1)).copied();
+                match op {
+                    Op::Issue(bytes) => {
+                        c.on_issue(now, next_id, bytes, &mut events).unwrap();
+                        model.insert(next_id, (bytes, false, 0));
+                        next_id += 1;
+                    }
+                    Op::Start(i) => if let Some(id) = pick(i) {
+                        let entry = model.get_mut(&id).unwrap();
+                        prop_assert_eq!(c.on_start(now, id).is_ok(), !entry.1);
+                        entry.1 = true;
+                    },
+                    Op::Progress(i, b) => if let Some(id) = pick(i) {
+                        let entry = model.get_mut(&id).unwrap();
+                        prop_assert_eq!(c.on_progress(now, id, b).is_ok(), entry.1);
+                        if entry.1 { entry.2 = entry.2.max(b.min(entry.0)); }
+                    },
+                    Op::Complete(i, page_cache) => if let Some(id) = pick(i) {
+                        let source = if page_cache { ReadSource::PageCache } else { ReadSource::Store };
+                        c.on_complete(now, id, source, &mut events).unwrap();
+                        model.remove(&id);
+                    },
+                    Op::Fail(i) => if let Some(id) = pick(i) {
+                        c.on_failed(now, id).unwrap();
+                        model.remove(&id);
+                    },
+                }
+                let expected: u64 = model.values().filter(|(_, started, _)| *started || count_queued).map(|(b, _, r)| b - r).sum();
+                prop_assert_eq!(c.bytes_in_flight(), expected);
+                prop_assert!(c.peak_bytes_in_flight() >= c.bytes_in_flight());
+                prop_assert_eq!(c.reads_running(), model.values().filter(|e| e.1).count() as u64);
+                prop_assert!(c.target_bytes() >= (min_mib * MIB).max(16 * MIB));
+            }
+            prop_assert_eq!(events.parquet_read_tasks, next_id);
+        }
+    }
+}

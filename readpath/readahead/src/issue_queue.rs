@@ -1,0 +1,521 @@
+//! The issue queue of one file (R5): a FIFO of planned reads, issued while bytes in flight stay
+//! under the controller's target and the memory model admits their bytes. The read of the first
+//! incomplete row group's current subgroup is privileged: always admitted, even out of FIFO
+//! order, so the reader cannot deadlock. A Metadata-pool refusal at the head counts
+//! `ParquetIssueQueueStalls` (once per blocked head read).
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::controller::InFlightController;
+use crate::error::ReadaheadError;
+use crate::events::{ProfileEvent, ProfileEvents};
+use crate::memory::{Admission, Budget, Charge, ChargeRequest, Memory, MemoryClass, Pool, Refusal};
+
+/// A read the planner wants issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedRead {
+    /// The caller's read id (the same id the controller and IO pool see).
+    pub read_id: u64,
+    /// Bytes of the read.
+    pub bytes: u64,
+    /// What the bytes are (selects the memory budget).
+    pub class: MemoryClass,
+    /// Row group the read serves.
+    pub row_group: u32,
+    /// Row subgroup within it (0 for reads that serve the whole row group, e.g. indexes).
+    pub subgroup: u32,
+}
+
+/// What the planner knows at poll time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdmissionContext {
+    /// Decode tasks running now (base memory admission).
+    pub running_tasks: u32,
+    /// `(row_group, subgroup)` of the first incomplete row group's current subgroup, if any:
+    /// reads of it are privileged.
+    pub privileged: Option<(u32, u32)>,
+}
+
+/// A read the queue released: issue it now (hand it to the IO pool) and hold the charge until
+/// its bytes are freed.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "the charge of an issued read must be released exactly once"]
+pub struct Issued {
+    /// The read.
+    pub read: PlannedRead,
+    /// Its memory charge.
+    pub charge: Charge,
+    /// Whether it was the privileged read (admitted regardless of the target and memory).
+    pub privileged: bool,
+}
+
+/// Why the head of the queue waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Blocked {
+    /// The queue is empty.
+    Empty,
+    /// Bytes in flight would exceed the target.
+    Target {
+        /// The controller's target now.
+        target_bytes: u64,
+    },
+    /// The memory model refused the head's bytes.
+    Memory(Refusal),
+}
+
+/// One FIFO of planned reads (one per file, or per stream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueQueue {
+    stream: usize,
+    fifo: VecDeque<PlannedRead>,
+    stalled_head: Option<u64>,
+    last_blocked: Option<Blocked>,
+}
+
+impl IssueQueue {
+    /// An empty queue whose reads charge memory for `stream`.
+    pub fn new(stream: usize) -> IssueQueue {
+        IssueQueue {
+            stream,
+            fifo: VecDeque::new(),
+            stalled_head: None,
+            last_blocked: None,
+        }
+    }
+
+    /// The stream its charges go to.
+    pub fn stream(&self) -> usize {
+        self.stream
+    }
+
+    /// Appends a planned read; counts `ParquetPlannedReads`.
+    pub fn push(&mut self, read: PlannedRead, events: &mut ProfileEvents) {
+        self.fifo.push_back(read);
+        events.add(ProfileEvent::ParquetPlannedReads, 1);
+    }
+
+    /// Reads waiting.
+    pub fn len(&self) -> usize {
+        self.fifo.len()
+    }
+
+    /// Whether no read waits.
+    pub fn is_empty(&self) -> bool {
+        self.fifo.is_empty()
+    }
+
+    /// Bytes of the reads waiting.
+    pub fn queued_bytes(&self) -> u64 {
+        self.fifo.iter().map(|r| r.bytes).sum()
+    }
+
+    /// The head, if any.
+    pub fn peek(&self) -> Option<&PlannedRead> {
+        self.fifo.front()
+    }
+
+    /// Why the last [`poll`](Self::poll) returned `None` (`None` if it issued a read).
+    pub fn last_blocked(&self) -> Option<Blocked> {
+        self.last_blocked
+    }
+
+    /// Removes every waiting read of `row_group` (e.g. dropped by its bloom filter) and returns
+    /// them in queue order. They were counted as planned; they are not issued.
+    pub fn cancel_row_group(&mut self, row_group: u32) -> Vec<PlannedRead> {
+        let (cancelled, kept): (Vec<PlannedRead>, Vec<PlannedRead>) =
+            self.fifo.drain(..).partition(|r| r.row_group == row_group);
+        self.fifo = kept.into();
+        if self
+            .stalled_head
+            .is_some_and(|id| cancelled.iter().any(|r| r.read_id == id))
+        {
+            self.stalled_head = None;
+        }
+        cancelled
+    }
+
+    /// Issues the next read if admitted: the head when it fits under the target and memory
+    /// admits it; else the first privileged read in the queue (it bypasses both). The issued
+    /// read is registered with the controller (`on_issue`, which counts `ParquetReadTasks`).
+    /// Call until `None` after every event that frees room.
+    pub fn poll(
+        &mut self,
+        now_ns: u64,
+        context: &AdmissionContext,
+        controller: &mut InFlightController,
+        memory: &mut Memory,
+        events: &mut ProfileEvents,
+    ) -> Result<Option<Issued>, ReadaheadError> {
+        let is_privileged =
+            |read: &PlannedRead| context.privileged == Some((read.row_group, read.subgroup));
+        let Some(head) = self.fifo.front().copied() else {
+            self.last_blocked = Some(Blocked::Empty);
+            return Ok(None);
+        };
+        let head_privileged = is_privileged(&head);
+        let blocked = if head_privileged {
+            None
+        } else if !controller.can_issue(head.bytes) {
+            Some(Blocked::Target {
+                target_bytes: controller.target_bytes(),
+            })
+        } else {
+            match memory.try_charge(self.request(&head, context, false))? {
+                Admission::Charged(charge) => {
+                    self.fifo.pop_front();
+                    return self
+                        .issue(now_ns, head, charge, false, controller, events)
+                        .map(Some);
+                }
+                Admission::Refused(refusal) => {
+                    if refusal.budget == Budget::Pool(Pool::Metadata)
+                        && self.stalled_head != Some(head.read_id)
+                    {
+                        self.stalled_head = Some(head.read_id);
+                        events.add(ProfileEvent::ParquetIssueQueueStalls, 1);
+                    }
+                    Some(Blocked::Memory(refusal))
+                }
+            }
+        };
+        let position = if blocked.is_none() {
+            Some(0)
+        } else {
+            self.fifo.iter().position(is_privileged)
+        };
+        let Some(read) = position.and_then(|index| self.fifo.remove(index)) else {
+            self.last_blocked = blocked;
+            return Ok(None);
+        };
+        match memory.try_charge(self.request(&read, context, true))? {
+            Admission::Charged(charge) => self
+                .issue(now_ns, read, charge, true, controller, events)
+                .map(Some),
+            // A privileged request is always admitted; keep the read queued if that ever changes.
+            Admission::Refused(refusal) => {
+                self.fifo.push_front(read);
+                self.last_blocked = Some(Blocked::Memory(refusal));
+                Ok(None)
+            }
+        }
+    }
+
+    fn request(
+        &self,
+        read: &PlannedRead,
+        context: &AdmissionContext,
+        privileged: bool,
+    ) -> ChargeRequest {
+        ChargeRequest {
+            stream: self.stream,
+            class: read.class,
+            bytes: read.bytes,
+            running_tasks: context.running_tasks,
+            privileged,
+        }
+    }
+
+    fn issue(
+        &mut self,
+        now_ns: u64,
+        read: PlannedRead,
+        charge: Charge,
+        privileged: bool,
+        controller: &mut InFlightController,
+        events: &mut ProfileEvents,
+    ) -> Result<Issued, ReadaheadError> {
+        if self.stalled_head == Some(read.read_id) {
+            self.stalled_head = None;
+        }
+        self.last_blocked = None;
+        controller.on_issue(now_ns, read.read_id, read.bytes, events)?;
+        Ok(Issued {
+            read,
+            charge,
+            privileged,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::controller::{ControllerConfig, ReadSource};
+    use crate::memory::MemorySettings;
+
+    const MIB: u64 = 1 << 20;
+
+    fn controller() -> InFlightController {
+        // Target = max(64 MiB floor, fitted 102.4 MB) with the priors and 16 threads.
+        InFlightController::new(ControllerConfig::default()).unwrap()
+    }
+
+    fn pools(high: u64) -> Memory {
+        Memory::new(MemorySettings {
+            input_format_parquet_memory_high_watermark: high,
+            r4_memory_by_lifetime: true,
+            ..MemorySettings::default()
+        })
+        .unwrap()
+    }
+
+    fn read(read_id: u64, bytes: u64, class: MemoryClass, row_group: u32) -> PlannedRead {
+        PlannedRead {
+            read_id,
+            bytes,
+            class,
+            row_group,
+            subgroup: 0,
+        }
+    }
+
+    const FREE: AdmissionContext = AdmissionContext {
+        running_tasks: 0,
+        privileged: None,
+    };
+
+    #[test]
+    fn fifo_under_the_target() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        let mut memory = pools(4 << 30);
+        let mut queue = IssueQueue::new(0);
+        for id in 0..4 {
+            queue.push(
+                read(id, 40 * MIB, MemoryClass::CompressedPages, id as u32),
+                &mut events,
+            );
+        }
+        assert_eq!(events.parquet_planned_reads, 4);
+        let mut issued = Vec::new();
+        while let Some(next) = queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+        {
+            c.on_start(0, next.read.read_id).unwrap(); // R7: counts once running
+            issued.push(next);
+        }
+        // 102.4 MB target: two 40 MiB reads fit, a third would not.
+        assert_eq!(
+            issued.iter().map(|i| i.read.read_id).collect::<Vec<_>>(),
+            vec![0, 1]
+        );
+        assert!(matches!(queue.last_blocked(), Some(Blocked::Target { .. })));
+        assert_eq!(events.parquet_read_tasks, 2);
+        // Read 0 behaves like the priors (50 ms, 64 B/us), so the target stays put.
+        c.on_first_byte(50_000_000, 0).unwrap();
+        let done_ns = 50_000_000 + 40 * MIB * 1_000 / 64;
+        c.on_complete(done_ns, 0, ReadSource::Store, &mut events)
+            .unwrap();
+        let third = queue
+            .poll(done_ns, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .unwrap();
+        assert_eq!(third.read.read_id, 2);
+        for issued in issued.into_iter().chain([third]) {
+            memory.release(issued.charge).unwrap();
+        }
+    }
+
+    #[test]
+    fn privileged_read_jumps_a_blocked_head() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        let mut memory = pools(4 << 30);
+        let mut queue = IssueQueue::new(0);
+        queue.push(
+            read(1, 200 * MIB, MemoryClass::CompressedPages, 1),
+            &mut events,
+        );
+        queue.push(
+            read(2, 300 * MIB, MemoryClass::CompressedPages, 5),
+            &mut events,
+        );
+        let first = queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .unwrap();
+        c.on_start(0, 1).unwrap();
+        assert!(
+            !first.privileged,
+            "an idle controller admits the head normally"
+        );
+        assert!(queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .is_none());
+        let privileged = AdmissionContext {
+            running_tasks: 0,
+            privileged: Some((5, 0)),
+        };
+        let second = queue
+            .poll(0, &privileged, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .unwrap();
+        assert_eq!(second.read.read_id, 2);
+        assert!(second.privileged);
+        assert!(c.bytes_in_flight() + c.target_bytes() > 0);
+        memory.release(first.charge).unwrap();
+        memory.release(second.charge).unwrap();
+    }
+
+    #[test]
+    fn metadata_refusal_counts_one_stall_per_blocked_head() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        // Metadata pool = 0.05 x 20 MiB = 1 MiB.
+        let mut memory = pools(20 * MIB);
+        let mut queue = IssueQueue::new(0);
+        queue.push(read(1, MIB, MemoryClass::OffsetIndex, 0), &mut events);
+        queue.push(read(2, 1000, MemoryClass::ColumnIndex, 1), &mut events);
+        let first = queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .unwrap();
+        for _ in 0..3 {
+            assert!(queue
+                .poll(0, &FREE, &mut c, &mut memory, &mut events)
+                .unwrap()
+                .is_none());
+        }
+        assert!(
+            matches!(queue.last_blocked(), Some(Blocked::Memory(r)) if r.budget == Budget::Pool(Pool::Metadata))
+        );
+        assert_eq!(events.parquet_issue_queue_stalls, 1);
+        memory.release(first.charge).unwrap();
+        let second = queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .unwrap();
+        assert_eq!(second.read.read_id, 2);
+        assert_eq!(events.parquet_issue_queue_stalls, 1);
+        memory.release(second.charge).unwrap();
+    }
+
+    #[test]
+    fn compressed_refusal_is_not_a_stall() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        let mut memory = pools(20 * MIB); // Compressed = 7 MiB
+        let mut queue = IssueQueue::new(0);
+        queue.push(
+            read(1, 8 * MIB, MemoryClass::CompressedPages, 0),
+            &mut events,
+        );
+        assert!(queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .is_none());
+        assert_eq!(events.parquet_issue_queue_stalls, 0);
+        assert_eq!(events.parquet_read_tasks, 0);
+    }
+
+    #[test]
+    fn cancelled_row_groups_leave_the_queue() {
+        let mut events = ProfileEvents::new();
+        let mut queue = IssueQueue::new(0);
+        for (id, rg) in [(1, 0), (2, 1), (3, 0), (4, 2)] {
+            queue.push(read(id, 10, MemoryClass::Dictionary, rg), &mut events);
+        }
+        let cancelled = queue.cancel_row_group(0);
+        assert_eq!(
+            cancelled.iter().map(|r| r.read_id).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.peek().map(|r| r.read_id), Some(2));
+        assert_eq!(queue.queued_bytes(), 20);
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn planned() -> impl Strategy<Value = Vec<PlannedRead>> {
+            let classes = [
+                MemoryClass::OffsetIndex,
+                MemoryClass::ColumnIndex,
+                MemoryClass::CompressedPages,
+            ];
+            proptest::collection::vec((1u64..12 * MIB, 0usize..3, 0u32..3), 1..60).prop_map(
+                move |spec| {
+                    let mut row_group = 0;
+                    spec.into_iter()
+                        .enumerate()
+                        .map(|(i, (bytes, class, step))| {
+                            row_group += step / 2; // row groups advance in queue order
+                            PlannedRead {
+                                read_id: i as u64,
+                                bytes,
+                                class: classes[class],
+                                row_group,
+                                subgroup: step % 2,
+                            }
+                        })
+                        .collect()
+                },
+            )
+        }
+
+        proptest! {
+            /// Every planned read is issued exactly once; without privilege the queue issues in
+            /// FIFO order; pools stay within their limits except while a privileged charge is
+            /// held; with the head privileged the queue always drains (no deadlock).
+            #[test]
+            fn drains_in_order_within_budgets(reads in planned(), high_mib in 8u64..256, r7 in any::<bool>()) {
+                let mut events = ProfileEvents::new();
+                let mut c = InFlightController::new(ControllerConfig { count_queued_bytes: !r7, ..ControllerConfig::default() }).unwrap();
+                let mut memory = pools(high_mib * MIB);
+                let mut queue = IssueQueue::new(0);
+                for read in &reads {
+                    queue.push(*read, &mut events);
+                }
+                let mut issued_ids = Vec::new();
+                let mut now = 0u64;
+                let mut rounds = 0;
+                while !queue.is_empty() {
+                    rounds += 1;
+                    prop_assert!(rounds <= 2 * reads.len() + 2, "queue did not drain");
+                    let head = queue.peek().map(|r| (r.row_group, r.subgroup));
+                    let mut held = Vec::new();
+                    // First without privilege, then with the head privileged.
+                    for context in [FREE, AdmissionContext { running_tasks: 0, privileged: head }] {
+                        loop {
+                            let head_before = queue.peek().map(|r| r.read_id);
+                            let Some(issued) = queue.poll(now, &context, &mut c, &mut memory, &mut events).unwrap() else {
+                                break;
+                            };
+                            if context.privileged.is_none() {
+                                prop_assert!(!issued.privileged);
+                                prop_assert_eq!(Some(issued.read.read_id), head_before, "FIFO order");
+                            }
+                            c.on_start(now, issued.read.read_id).unwrap();
+                            issued_ids.push(issued.read.read_id);
+                            if !issued.charge.is_privileged() {
+                                for usage in memory.usage() {
+                                    let privileged_held = held.iter().any(|i: &Issued| i.charge.is_privileged());
+                                    prop_assert!(privileged_held || usage.usage_bytes <= usage.limit_bytes);
+                                }
+                            }
+                            held.push(issued);
+                        }
+                    }
+                    // Everything in flight completes; its memory is freed.
+                    now += 1_000_000;
+                    for issued in held {
+                        c.on_complete(now, issued.read.read_id, ReadSource::Store, &mut events).unwrap();
+                        memory.release(issued.charge).unwrap();
+                    }
+                }
+                issued_ids.sort_unstable();
+                prop_assert_eq!(issued_ids, (0..reads.len() as u64).collect::<Vec<_>>());
+                prop_assert_eq!(events.parquet_planned_reads, reads.len() as u64);
+                prop_assert_eq!(events.parquet_read_tasks, reads.len() as u64);
+                prop_assert_eq!(memory.total_usage_bytes(), 0);
+                prop_assert_eq!(c.bytes_in_flight(), 0);
+            }
+        }
+    }
+}

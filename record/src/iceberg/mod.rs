@@ -1,0 +1,133 @@
+//! `sim record iceberg PATH/TO/metadata.json`: a local Iceberg table into one layout.
+
+mod avro;
+mod metadata;
+mod paths;
+
+use std::path::{Path, PathBuf};
+
+use layout::{IcebergMetadata, Table};
+
+use crate::error::RecordError;
+use crate::parquet_file::record_parquet_file;
+use crate::table::{provenance, TableBuilder};
+use avro::{read_manifest, read_manifest_list};
+use metadata::TableMetadata;
+use paths::Resolver;
+
+/// Records the current snapshot of the local Iceberg table whose metadata JSON is
+/// `metadata_json`: the metadata phase (sizes of the metadata JSON, the manifest list and every
+/// manifest it lists, data and delete manifests alike, as a cold reader fetches them) and the
+/// Parquet layout of every live data file (status existing or added, content data), in manifest
+/// list order then manifest order. Layout paths are relative to the table location.
+///
+/// Paths inside Iceberg metadata are absolute URIs (`file:///tmp/wh/db/t/data/x.parquet`).
+/// Each is resolved by this rule: strip a `file:` scheme; if that absolute path exists, use it;
+/// else, if it starts with the table's `location`, resolve the rest against the table
+/// directory, the directory above the one holding `metadata_json` (Iceberg keeps metadata in
+/// `<table>/metadata/`); else fail with [`RecordError::Unresolved`] listing the paths tried.
+/// So a table copied elsewhere (test data in a repository) records as well. Sizes are those of
+/// the local files; a data file whose size or row count differs from its manifest entry is an
+/// error.
+///
+/// Delete files are not recorded as layouts (only their manifests count in the metadata phase).
+/// Errors name the file (metadata JSON, manifest list, manifest or data file) and the fault;
+/// any data file that cannot be recorded fails the whole table, since a layout missing files
+/// would understate the work.
+pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
+    let text = std::fs::read(metadata_json).map_err(|e| RecordError::io(metadata_json, e))?;
+    let meta: TableMetadata =
+        serde_json::from_slice(&text).map_err(|source| RecordError::IcebergJson {
+            path: metadata_json.to_path_buf(),
+            source,
+        })?;
+    let iceberg_err = |what: String| RecordError::Iceberg {
+        path: metadata_json.to_path_buf(),
+        what,
+    };
+    if !(1..=3).contains(&meta.format_version) {
+        return Err(iceberg_err(format!(
+            "format-version {} is not one this recorder knows (1, 2 or 3)",
+            meta.format_version
+        )));
+    }
+    let resolver = Resolver::new(&meta.location, metadata_json);
+    let mut phase = IcebergMetadata {
+        metadata_json_bytes: text.len() as u64,
+        ..Default::default()
+    };
+    let mut builder = TableBuilder::default();
+
+    let snapshot = meta.current_snapshot().map_err(iceberg_err)?;
+    // The manifests and the file that lists them (for errors).
+    let (manifests, listed_in): (Vec<String>, PathBuf) = match snapshot {
+        None => (Vec::new(), metadata_json.to_path_buf()),
+        Some(s) => match (&s.manifest_list, &s.manifests) {
+            (Some(list), _) => {
+                let list_path = resolver.resolve(list, metadata_json)?;
+                phase.manifest_list_bytes = file_size(&list_path)?;
+                let refs = read_manifest_list(&list_path)?;
+                (refs.into_iter().map(|m| m.path).collect(), list_path)
+            }
+            (None, Some(inline)) => (inline.clone(), metadata_json.to_path_buf()),
+            (None, None) => {
+                return Err(iceberg_err(format!(
+                    "snapshot {} has neither \"manifest-list\" nor \"manifests\"",
+                    s.snapshot_id
+                )))
+            }
+        },
+    };
+
+    for manifest in &manifests {
+        let manifest_path = resolver.resolve(manifest, &listed_in)?;
+        phase.manifest_bytes.push(file_size(&manifest_path)?);
+        for entry in read_manifest(&manifest_path)? {
+            if !entry.is_live_data() {
+                continue;
+            }
+            if !entry.file_format.eq_ignore_ascii_case("parquet") {
+                return Err(RecordError::Iceberg {
+                    path: manifest_path.clone(),
+                    what: format!(
+                        "data file {} is {}; only Parquet data files can be recorded",
+                        entry.file_path, entry.file_format
+                    ),
+                });
+            }
+            let data_path = resolver.resolve(&entry.file_path, &manifest_path)?;
+            let recorded = record_parquet_file(&data_path, resolver.relative(&entry.file_path))?;
+            if recorded.layout.size_bytes != entry.file_size_in_bytes {
+                return Err(RecordError::Iceberg {
+                    path: manifest_path.clone(),
+                    what: format!(
+                        "data file {} has {} bytes on disk, the manifest says file_size_in_bytes {}",
+                        data_path.display(),
+                        recorded.layout.size_bytes,
+                        entry.file_size_in_bytes
+                    ),
+                });
+            }
+            if recorded.layout.num_rows() != entry.record_count {
+                return Err(RecordError::Iceberg {
+                    path: manifest_path.clone(),
+                    what: format!(
+                        "data file {} holds {} rows, the manifest says record_count {}",
+                        data_path.display(),
+                        recorded.layout.num_rows(),
+                        entry.record_count
+                    ),
+                });
+            }
+            builder.add(recorded);
+        }
+    }
+    let sources = vec![metadata_json.display().to_string()];
+    Ok(builder.finish(Some(phase), provenance("iceberg", sources)))
+}
+
+fn file_size(path: &Path) -> Result<u64, RecordError> {
+    Ok(std::fs::metadata(path)
+        .map_err(|e| RecordError::io(path, e))?
+        .len())
+}

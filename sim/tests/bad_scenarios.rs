@@ -1,0 +1,73 @@
+//! Bad scenarios fail with the file, the line, the key and a suggestion; nothing panics.
+
+mod common;
+use common::*;
+
+fn error(text: &str) -> String {
+    match parse(text).and_then(|l| {
+        let tables = sim::scenario::TableCache::default();
+        sim::scenario::resolve(&l, &tables).map(|_| ())
+    }) {
+        Ok(()) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn misspelled_key_names_line_and_suggests() {
+    let text = small(2, 2, "").replace("    strategy: clickhouse-redesign", "    stratgy: clickhouse-redesign");
+    let e = error(&text);
+    assert!(e.contains("test.yaml:"), "{e}");
+    assert!(e.contains("stratgy"), "{e}");
+    assert!(e.contains("did you mean `strategy`"), "{e}");
+    let line = text.lines().position(|l| l.contains("stratgy")).unwrap() + 1;
+    assert!(e.contains(&format!(":{line}:")), "line {line}: {e}");
+}
+
+#[test]
+fn size_without_unit() {
+    let e = error(&small(2, 2, "").replace("row_group_size: 2MiB", "row_group_size: 2097152"));
+    assert!(e.contains("no unit"), "{e}");
+    assert!(e.contains("test.yaml:"), "{e}");
+}
+
+#[test]
+fn negative_latency() {
+    let e = error(&small(2, 2, "").replace("store: s3-standard", "store:\n  preset: s3-standard\n  first_byte: { distribution: lognormal, median: -5ms, p95: 75ms }"));
+    assert!(e.contains("negative") || e.contains("-5ms"), "{e}");
+}
+
+#[test]
+fn missing_layout_file() {
+    let text = small(2, 2, "").replace(
+        "table:\n  generate:",
+        "table:\n  layout: traces/layouts/does-not-exist.layout\n  unused:",
+    );
+    let text = text.replace("  unused:", "  generate_unused:");
+    let e = error(&text);
+    assert!(e.contains("generate_unused") || e.contains("does-not-exist"), "{e}");
+    let text = small(2, 2, "");
+    let start = text.find("table:").unwrap();
+    let end = text.find("query:").unwrap();
+    let text = format!("{}table:\n  layout: traces/layouts/does-not-exist.layout\n{}", &text[..start], &text[end..]);
+    let e = error(&text);
+    assert!(e.contains("does-not-exist.layout"), "{e}");
+    assert!(e.contains("sim record"), "{e}");
+}
+
+#[test]
+fn unknown_strategy_and_setting() {
+    let e = error(&small(2, 2, "").replace("strategy: clickhouse-redesign", "strategy: clickhouse-redesing"));
+    assert!(e.contains("clickhouse-redesign"), "{e}");
+    let e = error(&small(2, 2, "").replace("  max_threads: 4", "  max_thread: 4"));
+    assert!(e.contains("max_threads"), "{e}");
+    assert!(e.contains("test.yaml:"), "{e}");
+}
+
+#[test]
+fn bad_overrides() {
+    let l = parse(&small(2, 2, "")).unwrap();
+    let ov = sim::scenario::parse_override("arms.nope.settings.x=1").unwrap();
+    assert!(l.with_overrides(&[ov]).is_err());
+    assert!(sim::scenario::parse_override("no-equals").is_err());
+}

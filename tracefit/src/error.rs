@@ -1,0 +1,68 @@
+//! Errors of the crate: whole-trace failures ([`TraceError`]) and the reason one line was
+//! refused ([`LineError`]), which the parser counts or, in strict mode, turns into a failure.
+
+use std::fmt;
+
+/// Why one line of a trace could not be read. Carried with its 1-based line number.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LineError {
+    /// The line is not valid UTF-8.
+    #[error("the line is not valid UTF-8 (byte {valid_up_to} is the first bad one)")]
+    NotUtf8 { valid_up_to: usize },
+    /// A `[...]` or `"..."` field has no closing bracket or quote: the line was probably cut.
+    #[error("field {field} ({name}) opens with `{open}` but the line ends before the closing `{close}` (truncated line?)")]
+    Unterminated { field: usize, name: &'static str, open: char, close: char },
+    /// Fewer fields than the format needs.
+    #[error("only {found} fields; at least {needed} are needed (up to `{missing}`); truncated line?")]
+    TooFewFields { found: usize, needed: usize, missing: &'static str },
+    /// A field has a value of the wrong form.
+    #[error("field {field} ({name}) is `{value}`; expected {expected}")]
+    BadField { field: usize, name: &'static str, value: String, expected: &'static str },
+    /// Times in the wrong order (e.g. `end_ns` before `start_ns`).
+    #[error("{what}")]
+    Inconsistent { what: String },
+}
+
+/// One refused line: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// 1-based line number in the input.
+    pub line: u64,
+    /// What is wrong with it.
+    pub error: LineError,
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.error)
+    }
+}
+
+/// A failure of a whole operation of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// Reading the input failed.
+    #[error("reading the trace failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// Strict mode: the first malformed line fails the parse.
+    #[error("malformed trace (strict mode): {0}")]
+    Strict(Malformed),
+    /// The sim trace header lacks a column the parser needs.
+    #[error("the trace header lacks column `{column}`; a sim trace starts with `{expected}`")]
+    MissingColumn { column: &'static str, expected: &'static str },
+    /// The input holds no usable line at all.
+    #[error("the trace is empty: {0}")]
+    Empty(String),
+    /// The trace does not hold enough usable requests for a fit.
+    #[error("cannot fit {what}: {why}")]
+    Fit { what: &'static str, why: String },
+    /// Writing the model (YAML) failed.
+    #[error("writing the fitted model failed: {0}")]
+    Yaml(String),
+    /// Drawing a plot failed.
+    #[error("drawing the plot `{path}` failed: {why}")]
+    Plot { path: String, why: String },
+    /// Replaying against a store model failed.
+    #[error("replay failed: {0}")]
+    Replay(String),
+}

@@ -1,0 +1,168 @@
+//! Plots of the empirical CDF of a trace against each fitted candidate, as PNG or SVG.
+//!
+//! Text is drawn with DejaVu Sans, embedded from `assets/` (licence beside it) and registered
+//! with plotters before the first plot, so plots look the same on any machine.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{register_font, FontStyle};
+
+use crate::error::TraceError;
+use crate::fit::{DistFit, StoreFit};
+
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+const FAMILY: &str = "tracefit-sans";
+
+fn ensure_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| register_font(FAMILY, FontStyle::Normal, FONT).map_err(|_| "the embedded font is invalid".to_string()))
+        .clone()
+}
+
+/// The unit a plotted quantity is shown in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlotUnit {
+    /// Values in ns, shown in ms.
+    Milliseconds,
+    /// Values in bytes per second, shown in MiB/s.
+    MebibytesPerSecond,
+}
+
+impl PlotUnit {
+    fn scale(self) -> f64 {
+        match self {
+            PlotUnit::Milliseconds => 1e-6,
+            PlotUnit::MebibytesPerSecond => 1.0 / (1024.0 * 1024.0),
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            PlotUnit::Milliseconds => "ms",
+            PlotUnit::MebibytesPerSecond => "MiB/s",
+        }
+    }
+}
+
+/// Image size in pixels.
+pub const PLOT_SIZE: (u32, u32) = (1000, 650);
+/// At most this many points of the empirical CDF are drawn (evenly spaced in rank).
+const MAX_ECDF_POINTS: usize = 2000;
+const CURVE_POINTS: usize = 400;
+
+fn plot_err(path: &Path, why: impl std::fmt::Display) -> TraceError {
+    TraceError::Plot { path: path.display().to_string(), why: why.to_string() }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    fit: &DistFit,
+    title: &str,
+    what: &str,
+    unit: PlotUnit,
+    path: &Path,
+) -> Result<(), TraceError>
+where
+    DB::ErrorType: 'static,
+{
+    let sample = &fit.sorted_sample;
+    let scale = unit.scale();
+    let (Some(lo), Some(hi)) = (sample.first(), sample.last()) else {
+        return Err(plot_err(path, "the fit holds no sample"));
+    };
+    let (lo, hi) = (lo * scale, hi * scale);
+    if !(lo > 0.0 && hi.is_finite()) {
+        return Err(plot_err(path, "the sample must be positive and finite"));
+    }
+    let (x_lo, x_hi) = (lo / 1.2, (hi * 1.2).max(lo * 1.5));
+    root.fill(&WHITE).map_err(|e| plot_err(path, e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, (FAMILY, 24))
+        .margin(15)
+        .x_label_area_size(55)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..1.0)
+        .map_err(|e| plot_err(path, e))?;
+    chart
+        .configure_mesh()
+        .x_desc(format!("{what} ({}, log scale)", unit.label()))
+        .y_desc("cumulative probability")
+        .label_style((FAMILY, 16))
+        .axis_desc_style((FAMILY, 18))
+        .draw()
+        .map_err(|e| plot_err(path, e))?;
+
+    let n = sample.len();
+    let step = n.div_ceil(MAX_ECDF_POINTS).max(1);
+    let ecdf: Vec<(f64, f64)> = (0..n)
+        .step_by(step)
+        .chain(std::iter::once(n - 1))
+        .filter_map(|i| sample.get(i).map(|x| (x * scale, (i + 1) as f64 / n as f64)))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(ecdf, BLACK.stroke_width(3)))
+        .map_err(|e| plot_err(path, e))?
+        .label(format!("trace ({n} samples)"))
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
+
+    let colors = [RED, BLUE, GREEN, MAGENTA];
+    for (i, c) in fit.candidates.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let curve: Vec<(f64, f64)> = (0..=CURVE_POINTS)
+            .map(|k| {
+                let x = x_lo * (x_hi / x_lo).powf(k as f64 / CURVE_POINTS as f64);
+                (x, c.dist.cdf(x / scale))
+            })
+            .collect();
+        let chosen = if i == fit.chosen { ", chosen" } else { "" };
+        chart
+            .draw_series(LineSeries::new(curve, color.stroke_width(2)))
+            .map_err(|e| plot_err(path, e))?
+            .label(format!("{} (KS D = {:.4}{chosen})", c.dist.name(), c.ks))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font((FAMILY, 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| plot_err(path, e))?;
+    root.present().map_err(|e| plot_err(path, e))?;
+    Ok(())
+}
+
+/// Draws the empirical CDF of `fit`'s sample against each candidate's CDF. The format follows
+/// the extension of `path`: `.png` or `.svg`.
+pub fn plot_ecdf(fit: &DistFit, title: &str, what: &str, unit: PlotUnit, path: &Path) -> Result<(), TraceError> {
+    ensure_font().map_err(|e| plot_err(path, e))?;
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("png") => draw(BitMapBackend::new(path, PLOT_SIZE).into_drawing_area(), fit, title, what, unit, path),
+        Some("svg") => draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), fit, title, what, unit, path),
+        _ => Err(plot_err(path, "the file name must end in .png or .svg")),
+    }
+}
+
+/// Writes `{stem}-first-byte.{png,svg}` and, when bandwidth was measured,
+/// `{stem}-bandwidth.{png,svg}` into `dir`; returns the paths written.
+pub fn plot_store_fit(fit: &StoreFit, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, TraceError> {
+    let mut written = Vec::new();
+    for ext in ["png", "svg"] {
+        let path = dir.join(format!("{stem}-first-byte.{ext}"));
+        let title = format!("First-byte latency: {} vs fitted CDFs", fit.source);
+        plot_ecdf(&fit.first_byte, &title, "first-byte latency", PlotUnit::Milliseconds, &path)?;
+        written.push(path);
+        if let Some(bw) = &fit.stream_bandwidth {
+            let path = dir.join(format!("{stem}-bandwidth.{ext}"));
+            let title = format!("Per-stream bandwidth: {} vs fitted CDFs", fit.source);
+            plot_ecdf(bw, &title, "per-stream bandwidth", PlotUnit::MebibytesPerSecond, &path)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}

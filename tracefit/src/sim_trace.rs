@@ -1,0 +1,370 @@
+//! The request trace `sim run --trace` writes (CSV, one row per request), read and written, so
+//! that a parsed trace (from either format) can be written back and fed to `sim replay`.
+//!
+//! Columns: `case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,
+//! length_bytes,status,served_by,attempt,hedge`. Times are absolute (virtual) nanoseconds. The
+//! parser maps columns by header name, so order does not matter and unknown columns are ignored;
+//! `start_ns`, `end_ns`, `first_byte_ns`, `object`, `length_bytes` and `status` are required.
+//! An empty `first_byte_ns` or `end_ns` means unknown (the writer emits that for access-log
+//! records without Turn-Around Time).
+
+use std::io::Write;
+
+use crate::error::{LineError, TraceError};
+use crate::record::{Operation, ServedBy, SimLabels, TraceRecord};
+
+/// The header line the simulator writes (and [`write_sim_trace`] writes).
+pub const SIM_TRACE_HEADER: &str =
+    "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge";
+
+/// Column positions of a sim trace, from its header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimColumns {
+    case: Option<usize>,
+    arm: Option<usize>,
+    replication: Option<usize>,
+    query: Option<usize>,
+    start_ns: usize,
+    first_byte_ns: usize,
+    end_ns: usize,
+    object: usize,
+    offset_bytes: Option<usize>,
+    length_bytes: usize,
+    status: usize,
+    served_by: Option<usize>,
+    attempt: Option<usize>,
+    hedge: Option<usize>,
+}
+
+impl SimColumns {
+    /// Reads the header line; fails if a required column is missing.
+    pub fn from_header(header: &str) -> Result<SimColumns, TraceError> {
+        let names = split_csv(header).unwrap_or_default();
+        let find = |name: &str| names.iter().position(|n| n.trim() == name);
+        let need = |name: &'static str| {
+            find(name).ok_or(TraceError::MissingColumn { column: name, expected: SIM_TRACE_HEADER })
+        };
+        Ok(SimColumns {
+            case: find("case"),
+            arm: find("arm"),
+            replication: find("replication"),
+            query: find("query"),
+            start_ns: need("start_ns")?,
+            first_byte_ns: need("first_byte_ns")?,
+            end_ns: need("end_ns")?,
+            object: need("object")?,
+            offset_bytes: find("offset_bytes"),
+            length_bytes: need("length_bytes")?,
+            status: need("status")?,
+            served_by: find("served_by"),
+            attempt: find("attempt"),
+            hedge: find("hedge"),
+        })
+    }
+
+    /// Whether a line looks like a sim trace header (used to detect the format).
+    pub fn looks_like_header(line: &str) -> bool {
+        line.contains("start_ns") && line.contains("end_ns") && line.contains(',')
+    }
+}
+
+/// Splits one CSV line (RFC 4180 quoting, no embedded newlines). Text after a closing quote
+/// is kept (lenient); an unclosed quote is an error (a cut line).
+pub fn split_csv(line: &str) -> Result<Vec<String>, LineError> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let mut out = Vec::with_capacity(14);
+    let mut field = String::new();
+    let mut in_quotes = false;
+    let mut at_field_start = true;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_quotes {
+            if c == '"' {
+                if chars.peek() == Some(&'"') {
+                    chars.next();
+                    field.push('"');
+                } else {
+                    in_quotes = false;
+                }
+            } else {
+                field.push(c);
+            }
+        } else if c == ',' {
+            out.push(std::mem::take(&mut field));
+            at_field_start = true;
+            continue;
+        } else if c == '"' && at_field_start {
+            in_quotes = true;
+        } else {
+            field.push(c);
+        }
+        at_field_start = false;
+    }
+    if in_quotes {
+        return Err(LineError::Unterminated { field: out.len() + 1, name: "CSV field", open: '"', close: '"' });
+    }
+    out.push(field);
+    Ok(out)
+}
+
+/// Names of the columns in [`SIM_TRACE_HEADER`] order, for messages.
+const COLUMN_NAMES: [&str; 14] = [
+    "case",
+    "arm",
+    "replication",
+    "query",
+    "start_ns",
+    "first_byte_ns",
+    "end_ns",
+    "object",
+    "offset_bytes",
+    "length_bytes",
+    "status",
+    "served_by",
+    "attempt",
+    "hedge",
+];
+
+fn column_name(name: &str) -> &'static str {
+    COLUMN_NAMES.iter().find(|n| **n == name).copied().unwrap_or("column")
+}
+
+fn bad(index: usize, name: &str, value: &str, expected: &'static str) -> LineError {
+    let mut shown: String = value.chars().take(60).collect();
+    if shown.len() < value.len() {
+        shown.push_str("...");
+    }
+    LineError::BadField { field: index + 1, name: column_name(name), value: shown, expected }
+}
+
+fn text<'a>(fields: &'a [String], index: Option<usize>) -> &'a str {
+    index.and_then(|i| fields.get(i)).map(|s| s.as_str()).unwrap_or("")
+}
+
+fn required_u64(fields: &[String], index: usize, name: &str) -> Result<u64, LineError> {
+    let value = text(fields, Some(index));
+    value.trim().parse().map_err(|_| bad(index, name, value, "a non-negative integer"))
+}
+
+fn optional_u64(fields: &[String], index: Option<usize>, name: &str) -> Result<Option<u64>, LineError> {
+    let value = text(fields, index).trim();
+    if value.is_empty() {
+        return Ok(None);
+    }
+    value.parse().map(Some).map_err(|_| bad(index.unwrap_or(0), name, value, "a non-negative integer or nothing"))
+}
+
+/// Parses one data row given the header's columns.
+pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<TraceRecord, LineError> {
+    let fields = split_csv(line)?;
+    let last_required = [
+        columns.start_ns,
+        columns.first_byte_ns,
+        columns.end_ns,
+        columns.object,
+        columns.length_bytes,
+        columns.status,
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    if fields.len() <= last_required {
+        return Err(LineError::TooFewFields { found: fields.len(), needed: last_required + 1, missing: "a required column" });
+    }
+    let start_ns = required_u64(&fields, columns.start_ns, "start_ns")?;
+    let first_byte_ns = optional_u64(&fields, Some(columns.first_byte_ns), "first_byte_ns")?;
+    let end_ns = optional_u64(&fields, Some(columns.end_ns), "end_ns")?;
+    let bytes = required_u64(&fields, columns.length_bytes, "length_bytes")?;
+    let status_text = text(&fields, Some(columns.status));
+    let status: u16 = match status_text.trim().parse::<u16>() {
+        Ok(s) if s == 0 || (100..=599).contains(&s) => s,
+        _ => return Err(bad(columns.status, "status", status_text, "an HTTP status (100-599) or 0 for a timeout")),
+    };
+    let since_start = |t: Option<u64>, name: &str| -> Result<Option<u64>, LineError> {
+        match t {
+            None => Ok(None),
+            Some(t) => t.checked_sub(start_ns).map(Some).ok_or_else(|| LineError::Inconsistent {
+                what: format!("{name} ({t}) is before start_ns ({start_ns})"),
+            }),
+        }
+    };
+    let first_byte_latency_ns = since_start(first_byte_ns, "first_byte_ns")?;
+    let total_ns = since_start(end_ns, "end_ns")?;
+    if let (Some(f), Some(e)) = (first_byte_ns, end_ns) {
+        if f > e {
+            return Err(LineError::Inconsistent { what: format!("first_byte_ns ({f}) is after end_ns ({e})") });
+        }
+    }
+    let served_text = text(&fields, columns.served_by).trim();
+    let served_by = match served_text {
+        "" | "store" => ServedBy::Store,
+        "page_cache" => ServedBy::PageCache,
+        "filesystem_cache" => ServedBy::FilesystemCache,
+        other => {
+            return Err(bad(
+                columns.served_by.unwrap_or(0),
+                "served_by",
+                other,
+                "store, page_cache or filesystem_cache",
+            ))
+        }
+    };
+    let hedge_text = text(&fields, columns.hedge).trim();
+    let hedge = match hedge_text {
+        "" | "false" | "0" => false,
+        "true" | "1" => true,
+        other => return Err(bad(columns.hedge.unwrap_or(0), "hedge", other, "true or false")),
+    };
+    let replication = optional_u64(&fields, columns.replication, "replication")?.unwrap_or(0);
+    let attempt = optional_u64(&fields, columns.attempt, "attempt")?.unwrap_or(0);
+    let sim = SimLabels {
+        case: text(&fields, columns.case).to_string(),
+        arm: text(&fields, columns.arm).to_string(),
+        replication: u32::try_from(replication)
+            .map_err(|_| bad(columns.replication.unwrap_or(0), "replication", &replication.to_string(), "a u32"))?,
+        query: text(&fields, columns.query).to_string(),
+        attempt: u32::try_from(attempt)
+            .map_err(|_| bad(columns.attempt.unwrap_or(0), "attempt", &attempt.to_string(), "a u32"))?,
+        hedge,
+    };
+    Ok(TraceRecord {
+        line: line_no,
+        start_ns,
+        first_byte_latency_ns,
+        total_ns,
+        bytes,
+        object_size_bytes: None,
+        object: text(&fields, Some(columns.object)).to_string(),
+        offset_bytes: optional_u64(&fields, columns.offset_bytes, "offset_bytes")?,
+        status,
+        operation: Operation::Get,
+        served_by,
+        sim: Some(sim),
+    })
+}
+
+fn quote(field: &str) -> std::borrow::Cow<'_, str> {
+    if field.contains([',', '"', '\n', '\r']) {
+        std::borrow::Cow::Owned(format!("\"{}\"", field.replace('"', "\"\"")))
+    } else {
+        std::borrow::Cow::Borrowed(field)
+    }
+}
+
+/// Writes records in the sim trace format, header first. Only GETs are written (the format has
+/// no operation column, and holds reads); returns the number of rows written. Records from an
+/// access log get empty labels and `offset_bytes`; their object size is not kept.
+pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usize, TraceError> {
+    let mut out = std::io::BufWriter::new(out);
+    writeln!(out, "{SIM_TRACE_HEADER}")?;
+    let default_labels = SimLabels::default();
+    let mut written = 0;
+    for r in records.iter().filter(|r| r.operation == Operation::Get) {
+        let labels = r.sim.as_ref().unwrap_or(&default_labels);
+        let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+        let first = r.first_byte_latency_ns.map(|l| r.start_ns.saturating_add(l));
+        let end = r.total_ns.map(|t| r.start_ns.saturating_add(t));
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            quote(&labels.case),
+            quote(&labels.arm),
+            labels.replication,
+            quote(&labels.query),
+            r.start_ns,
+            opt(first),
+            opt(end),
+            quote(&r.object),
+            opt(r.offset_bytes),
+            r.bytes,
+            r.status,
+            r.served_by.as_str(),
+            labels.attempt,
+            labels.hedge,
+        )?;
+        written += 1;
+    }
+    out.flush()?;
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn columns() -> SimColumns {
+        SimColumns::from_header(SIM_TRACE_HEADER).unwrap()
+    }
+
+    #[test]
+    fn parses_a_row_as_the_simulator_writes_it() {
+        let row = "many-small,clickhouse-base,2,q1,1000,31000,51000,17,4096,65536,206,store,1,true";
+        let r = parse_row(row, &columns(), 2).unwrap();
+        assert_eq!(r.start_ns, 1000);
+        assert_eq!(r.first_byte_latency_ns, Some(30_000));
+        assert_eq!(r.total_ns, Some(50_000));
+        assert_eq!(r.object, "17");
+        assert_eq!(r.offset_bytes, Some(4096));
+        assert_eq!(r.bytes, 65536);
+        assert_eq!(r.status, 206);
+        assert_eq!(r.served_by, ServedBy::Store);
+        let sim = r.sim.unwrap();
+        assert_eq!((sim.case.as_str(), sim.arm.as_str(), sim.replication, sim.query.as_str()), ("many-small", "clickhouse-base", 2, "q1"));
+        assert_eq!((sim.attempt, sim.hedge), (1, true));
+    }
+
+    #[test]
+    fn columns_are_found_by_name_in_any_order() {
+        let cols = SimColumns::from_header("status,object,length_bytes,end_ns,first_byte_ns,start_ns,extra").unwrap();
+        let r = parse_row("200,k,10,30,20,5,whatever", &cols, 2).unwrap();
+        assert_eq!((r.status, r.bytes, r.total_ns, r.first_byte_latency_ns), (200, 10, Some(25), Some(15)));
+        assert_eq!(r.served_by, ServedBy::Store);
+    }
+
+    #[test]
+    fn missing_required_column_is_an_error() {
+        let err = SimColumns::from_header("case,arm,start_ns,end_ns").unwrap_err();
+        assert!(err.to_string().contains("first_byte_ns"), "{err}");
+    }
+
+    #[test]
+    fn bad_rows_say_why() {
+        let c = columns();
+        assert!(matches!(parse_row("a,b,0,q,10,5,20,1,0,1,200,store,0,false", &c, 2), Err(LineError::Inconsistent { .. })));
+        assert!(matches!(parse_row("a,b,0,q,10,30,20,1,0,1,200,store,0,false", &c, 2), Err(LineError::Inconsistent { .. })));
+        assert!(matches!(parse_row("a,b,0,q,x,30,40,1,0,1,200,store,0,false", &c, 2), Err(LineError::BadField { field: 5, .. })));
+        assert!(matches!(parse_row("a,b,0,q,10,30,40,1,0,1,200,disk,0,false", &c, 2), Err(LineError::BadField { field: 12, .. })));
+        assert!(matches!(parse_row("a,b,0,q,10,30", &c, 2), Err(LineError::TooFewFields { .. })));
+        assert!(matches!(parse_row("\"a,b,0", &c, 2), Err(LineError::Unterminated { .. })));
+        assert!(matches!(parse_row("a,b,0,q,10,30,40,1,0,1,700,store,0,false", &c, 2), Err(LineError::BadField { field: 11, .. })));
+    }
+
+    #[test]
+    fn timeouts_and_unknown_times() {
+        let r = parse_row("a,b,0,q,10,,,1,,0,0,store,0,false", &columns(), 2).unwrap();
+        assert_eq!((r.status, r.first_byte_latency_ns, r.total_ns, r.offset_bytes), (0, None, None, None));
+        assert!(r.is_error());
+    }
+
+    #[test]
+    fn csv_quoting_round_trips() {
+        assert_eq!(split_csv("a,\"b,c\",\"d\"\"e\",").unwrap(), vec!["a", "b,c", "d\"e", ""]);
+        assert_eq!(split_csv("").unwrap(), vec![""]);
+        let record = parse_row("a,b,0,q,10,20,30,\"key, with \"\"comma\"\"\",,5,200,store,0,false", &columns(), 2).unwrap();
+        let mut out = Vec::new();
+        write_sim_trace(std::slice::from_ref(&record), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(SIM_TRACE_HEADER));
+        let back = parse_row(lines.next().unwrap(), &columns(), 2).unwrap();
+        assert_eq!(back, record);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_is_safe(s in ".*") {
+            let _ = parse_row(&s, &columns(), 1);
+            let _ = SimColumns::from_header(&s);
+        }
+    }
+}

@@ -312,3 +312,49 @@ fn cancel_aborts_and_counts_partial_bytes() {
         vec![&(1_040_000_000, ClientEvent::Completed { token: 0 })]
     );
 }
+
+#[test]
+fn first_byte_grows_with_size_when_asked() {
+    use engine::{RngStreams, Subsystem};
+    use models::store::{GetRequest, S3Client};
+    let yaml = "source: test\nfirst_byte: {distribution: constant, value: 20ms}\nfirst_byte_per_mib: 10ms\n\
+                stream_bandwidth: {distribution: constant, value: 100MiB/s}\nnic: 100Gbit/s\n\
+                price: {per_1000_gets_usd: 0}\n";
+    let spec = StoreSpec::from_yaml(yaml).unwrap();
+    let mut c = S3Client::new(&spec, RngStreams::new(1).stream(Subsystem::Store, 0)).unwrap();
+    c.start(
+        0,
+        GetRequest {
+            token: 9,
+            object: 1,
+            prefix: 0,
+            offset: 0,
+            len: 4 * MIB,
+        },
+    )
+    .unwrap();
+    let mut out = Vec::new();
+    while let Some(t) = c.next_event_ns() {
+        c.advance(t, &mut out);
+    }
+    // 20 ms + 4 x 10 ms to the first byte, then 4 MiB at 100 MiB/s (40 ms), progress per MiB.
+    assert_eq!(
+        out.first(),
+        Some(&(60_000_000, ClientEvent::FirstByte { token: 9 }))
+    );
+    assert_eq!(
+        out.get(1),
+        Some(&(
+            70_000_000,
+            ClientEvent::Progress {
+                token: 9,
+                bytes_ready: MIB
+            }
+        ))
+    );
+    assert_eq!(
+        out.last(),
+        Some(&(100_000_000, ClientEvent::Completed { token: 9 }))
+    );
+    assert_eq!(out.len(), 5);
+}

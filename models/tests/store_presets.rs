@@ -78,6 +78,13 @@ fn s3_standard_250_large_gets_approach_the_nic() {
     let gbit = (n as u64 * 16 * MIB) as f64 * 8.0 / (run.end_ns as f64 / 1e9) / 1e9;
     eprintln!("s3-standard 250 x 16 MiB: {gbit:.1} Gbit/s");
     assert!((85.0..=100.0).contains(&gbit), "aggregate {gbit} Gbit/s");
+    let (peak, mean) = (run.stats.peak_concurrency, run.stats.mean_concurrency);
+    assert_eq!(peak, 250);
+    // Below 250 only while the last reads drain (about half a second of 7.5 s).
+    assert!(
+        (220.0..=250.0).contains(&mean),
+        "time-weighted mean concurrency {mean}"
+    );
     assert!(
         run.max_nic_rate <= 12.5e9 * (1.0 + 1e-9),
         "NIC cap exceeded: {}",

@@ -151,6 +151,9 @@ enum RecordWhat {
         /// Output layout file (default: traces/layouts/<name>.layout).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Fail on the first file that cannot be recorded (default: skip it and say so).
+        #[arg(long)]
+        strict: bool,
     },
     /// A local Iceberg table, from its metadata JSON.
     Iceberg {
@@ -308,11 +311,12 @@ fn cmd_tune(args: TuneArgs) -> Result<()> {
 
 fn cmd_record(what: RecordWhat) -> Result<()> {
     let (table, default_name, output) = match what {
-        RecordWhat::Parquet { paths, output } => {
+        RecordWhat::Parquet { paths, output, strict } => {
             let outcome = record::record_parquet_files(&paths)?;
             for (path, err) in &outcome.skipped {
                 eprintln!("skipped {}: {err}", path.display());
             }
+            let outcome = if strict { record::RecordOutcome { table: outcome.strict()?, skipped: Vec::new() } } else { outcome };
             let name = paths
                 .first()
                 .and_then(|p| p.file_stem())
@@ -331,6 +335,8 @@ fn cmd_record(what: RecordWhat) -> Result<()> {
             (table, name, output)
         }
     };
+    let mut table = table;
+    table.provenance.tool = format!("sim {} {}", env!("CARGO_PKG_VERSION"), table.provenance.tool);
     let output = output.unwrap_or_else(|| PathBuf::from("traces/layouts").join(format!("{default_name}.layout")));
     if let Some(dir) = output.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -109,21 +109,36 @@ fn bad(index0: usize, value: &str, expected: &'static str) -> LineError {
     if shown.len() < value.len() {
         shown.push_str("...");
     }
-    LineError::BadField { field: index0 + 1, name: field_name(index0), value: shown, expected }
+    LineError::BadField {
+        field: index0 + 1,
+        name: field_name(index0),
+        value: shown,
+        expected,
+    }
 }
 
-fn opt_u64(fields: &[&str], index0: usize, expected: &'static str) -> Result<Option<u64>, LineError> {
+fn opt_u64(
+    fields: &[&str],
+    index0: usize,
+    expected: &'static str,
+) -> Result<Option<u64>, LineError> {
     let value = fields.get(index0).copied().unwrap_or("-");
     if value == "-" {
         return Ok(None);
     }
-    value.parse::<u64>().map(Some).map_err(|_| bad(index0, value, expected))
+    value
+        .parse::<u64>()
+        .map(Some)
+        .map_err(|_| bad(index0, value, expected))
 }
 
 fn ms_to_ns(ms: Option<u64>, index0: usize, value: &str) -> Result<Option<u64>, LineError> {
     match ms {
         None => Ok(None),
-        Some(ms) => ms.checked_mul(1_000_000).map(Some).ok_or_else(|| bad(index0, value, "milliseconds below 1.8e13")),
+        Some(ms) => ms
+            .checked_mul(1_000_000)
+            .map(Some)
+            .ok_or_else(|| bad(index0, value, "milliseconds below 1.8e13")),
     }
 }
 
@@ -140,7 +155,9 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 /// Parses `06/Feb/2019:00:00:38 +0000` (brackets already stripped) into Unix seconds.
 pub fn parse_time(value: &str) -> Option<u64> {
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     let (stamp, zone) = value.split_once(' ')?;
     let mut parts = stamp.splitn(3, '/');
     let day: i64 = parts.next()?.parse().ok()?;
@@ -192,7 +209,8 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
     }
     let get = |i: usize| fields.get(i).copied().unwrap_or("-");
     let time = get(2);
-    let start_s = parse_time(time).ok_or_else(|| bad(2, time, "a time like `06/Feb/2019:00:00:38 +0000`"))?;
+    let start_s =
+        parse_time(time).ok_or_else(|| bad(2, time, "a time like `06/Feb/2019:00:00:38 +0000`"))?;
     let status_text = get(9);
     let status: u16 = match status_text.parse::<u16>() {
         Ok(s) if (100..=599).contains(&s) => s,
@@ -213,7 +231,11 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
         total_ns,
         bytes,
         object_size_bytes,
-        object: if key == "-" { String::new() } else { key.to_string() },
+        object: if key == "-" {
+            String::new()
+        } else {
+            key.to_string()
+        },
         offset_bytes: None,
         status,
         operation: Operation::from_s3(get(6)),
@@ -239,7 +261,10 @@ mod tests {
     fn example_record_splits_field_by_field() {
         let f = split_fields(EXAMPLE).unwrap();
         assert_eq!(f.len(), 26);
-        assert_eq!(f[0], "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be");
+        assert_eq!(
+            f[0],
+            "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"
+        );
         assert_eq!(f[1], "awsexamplebucket1");
         assert_eq!(f[2], "06/Feb/2019:00:00:38 +0000");
         assert_eq!(f[3], "192.0.2.3");
@@ -261,7 +286,10 @@ mod tests {
         assert_eq!(f[21], "AuthHeader");
         assert_eq!(f[22], "awsexamplebucket1.s3.us-west-1.amazonaws.com");
         assert_eq!(f[23], "TLSV1.2");
-        assert_eq!(f[24], "arn:aws:s3:us-west-1:123456789012:accesspoint/example-AP");
+        assert_eq!(
+            f[24],
+            "arn:aws:s3:us-west-1:123456789012:accesspoint/example-AP"
+        );
         assert_eq!(f[25], "Yes");
     }
 
@@ -283,7 +311,16 @@ mod tests {
 
     #[test]
     fn ranged_get_from_stores_md() {
-        let r = parse_line(&ranged("62", "59", "aws-sdk-cpp/1.11 Linux/6.1 x86_64 ClickHouse", ""), 3).unwrap();
+        let r = parse_line(
+            &ranged(
+                "62",
+                "59",
+                "aws-sdk-cpp/1.11 Linux/6.1 x86_64 ClickHouse",
+                "",
+            ),
+            3,
+        )
+        .unwrap();
         assert_eq!(r.line, 3);
         assert_eq!(r.status, 206);
         assert_eq!(r.bytes, 65536);
@@ -298,13 +335,22 @@ mod tests {
     #[test]
     fn extra_trailing_fields_are_ignored() {
         let plain = parse_line(&ranged("62", "59", "ua", ""), 1).unwrap();
-        let extra = parse_line(&ranged("62", "59", "ua", " us-east-1 \"something new\" [x y] 42"), 1).unwrap();
+        let extra = parse_line(
+            &ranged("62", "59", "ua", " us-east-1 \"something new\" [x y] 42"),
+            1,
+        )
+        .unwrap();
         assert_eq!(plain, extra);
     }
 
     #[test]
     fn quoted_user_agent_with_spaces_and_escaped_quote() {
-        let line = ranged("62", "59", "Mozilla/5.0 (X11; Linux) \\\"quoted\\\" thing", "");
+        let line = ranged(
+            "62",
+            "59",
+            "Mozilla/5.0 (X11; Linux) \\\"quoted\\\" thing",
+            "",
+        );
         let f = split_fields(&line).unwrap();
         assert_eq!(f[16], "Mozilla/5.0 (X11; Linux) \\\"quoted\\\" thing");
         assert_eq!(f[17], "-");
@@ -325,30 +371,52 @@ mod tests {
         let full = ranged("62", "59", "some agent", "");
         // Cut inside the time bracket, before the needed fields, and inside the user agent.
         let cut_time = &full[..20];
-        assert!(matches!(parse_line(cut_time, 1), Err(LineError::Unterminated { field: 3, .. })));
+        assert!(matches!(
+            parse_line(cut_time, 1),
+            Err(LineError::Unterminated { field: 3, .. })
+        ));
         let idx = full.find(" 65536").unwrap();
-        assert!(matches!(parse_line(&full[..idx], 1), Err(LineError::TooFewFields { found: 11, .. })));
+        assert!(matches!(
+            parse_line(&full[..idx], 1),
+            Err(LineError::TooFewFields { found: 11, .. })
+        ));
         let ua = full.find("some agent").unwrap() + 4;
-        assert!(matches!(parse_line(&full[..ua], 1), Err(LineError::Unterminated { field: 17, .. })));
-        assert!(matches!(parse_line("", 1), Err(LineError::TooFewFields { found: 0, .. })));
+        assert!(matches!(
+            parse_line(&full[..ua], 1),
+            Err(LineError::Unterminated { field: 17, .. })
+        ));
+        assert!(matches!(
+            parse_line("", 1),
+            Err(LineError::TooFewFields { found: 0, .. })
+        ));
     }
 
     #[test]
     fn bad_values_name_the_field() {
         let line = ranged("6x2", "59", "ua", "");
         match parse_line(&line, 1) {
-            Err(LineError::BadField { field: 14, name: "Total Time", .. }) => {}
+            Err(LineError::BadField {
+                field: 14,
+                name: "Total Time",
+                ..
+            }) => {}
             other => panic!("expected a bad Total Time, got {other:?}"),
         }
         let line = line.replace(" 206 ", " 2060 ").replace("6x2", "62");
-        assert!(matches!(parse_line(&line, 1), Err(LineError::BadField { field: 10, .. })));
+        assert!(matches!(
+            parse_line(&line, 1),
+            Err(LineError::BadField { field: 10, .. })
+        ));
     }
 
     #[test]
     fn time_zones_and_dates() {
         assert_eq!(parse_time("01/Jan/1970:00:00:00 +0000"), Some(0));
         assert_eq!(parse_time("01/Jan/1970:01:00:00 +0100"), Some(0));
-        assert_eq!(parse_time("29/Feb/2024:23:59:59 -0130"), Some(1_709_251_199 + 5400));
+        assert_eq!(
+            parse_time("29/Feb/2024:23:59:59 -0130"),
+            Some(1_709_251_199 + 5400)
+        );
         assert_eq!(parse_time("06/Foo/2019:00:00:38 +0000"), None);
         assert_eq!(parse_time("06/Feb/2019:25:00:38 +0000"), None);
         assert_eq!(parse_time("06/Feb/2019:00:00:38"), None);

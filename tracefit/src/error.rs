@@ -11,13 +11,29 @@ pub enum LineError {
     NotUtf8 { valid_up_to: usize },
     /// A `[...]` or `"..."` field has no closing bracket or quote: the line was probably cut.
     #[error("field {field} ({name}) opens with `{open}` but the line ends before the closing `{close}` (truncated line?)")]
-    Unterminated { field: usize, name: &'static str, open: char, close: char },
+    Unterminated {
+        field: usize,
+        name: &'static str,
+        open: char,
+        close: char,
+    },
     /// Fewer fields than the format needs.
-    #[error("only {found} fields; at least {needed} are needed (up to `{missing}`); truncated line?")]
-    TooFewFields { found: usize, needed: usize, missing: &'static str },
+    #[error(
+        "only {found} fields; at least {needed} are needed (up to `{missing}`); truncated line?"
+    )]
+    TooFewFields {
+        found: usize,
+        needed: usize,
+        missing: &'static str,
+    },
     /// A field has a value of the wrong form.
     #[error("field {field} ({name}) is `{value}`; expected {expected}")]
-    BadField { field: usize, name: &'static str, value: String, expected: &'static str },
+    BadField {
+        field: usize,
+        name: &'static str,
+        value: String,
+        expected: &'static str,
+    },
     /// Times in the wrong order (e.g. `end_ns` before `start_ns`).
     #[error("{what}")]
     Inconsistent { what: String },
@@ -49,7 +65,10 @@ pub enum TraceError {
     Strict(Malformed),
     /// The sim trace header lacks a column the parser needs.
     #[error("the trace header lacks column `{column}`; a sim trace starts with `{expected}`")]
-    MissingColumn { column: &'static str, expected: &'static str },
+    MissingColumn {
+        column: &'static str,
+        expected: &'static str,
+    },
     /// The input holds no usable line at all.
     #[error("the trace is empty: {0}")]
     Empty(String),

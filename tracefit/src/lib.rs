@@ -9,11 +9,13 @@ pub mod fit;
 pub mod parse;
 pub mod plot;
 pub mod record;
+pub mod replay;
 pub mod sim_trace;
 
 pub use error::{LineError, Malformed, TraceError};
-pub use parse::{parse_bytes, parse_file, parse_reader, ParseOptions, ParsedTrace, TraceFormat};
-pub use record::{FirstByteSource, Operation, ServedBy, SimLabels, TraceRecord};
-pub use sim_trace::{write_sim_trace, SIM_TRACE_HEADER};
 pub use fit::{fit_store, FitOptions, StoreFit};
+pub use parse::{parse_bytes, parse_file, parse_reader, ParseOptions, ParsedTrace, TraceFormat};
 pub use plot::{plot_ecdf, plot_store_fit, PlotUnit};
+pub use record::{FirstByteSource, Operation, ServedBy, SimLabels, TraceRecord};
+pub use replay::{replay_open_loop, PercentileRow, ReplayReport};
+pub use sim_trace::{write_sim_trace, SIM_TRACE_HEADER};

@@ -38,7 +38,11 @@ pub struct ParseOptions {
 
 impl Default for ParseOptions {
     fn default() -> Self {
-        ParseOptions { strict: false, max_reported: 10, format: None }
+        ParseOptions {
+            strict: false,
+            max_reported: 10,
+            format: None,
+        }
     }
 }
 
@@ -82,7 +86,10 @@ impl ParsedTrace {
             s.push_str(&format!("\n  {m}"));
         }
         if self.malformed_count > self.malformed.len() as u64 {
-            s.push_str(&format!("\n  ... and {} more", self.malformed_count - self.malformed.len() as u64));
+            s.push_str(&format!(
+                "\n  ... and {} more",
+                self.malformed_count - self.malformed.len() as u64
+            ));
         }
         s
     }
@@ -90,7 +97,11 @@ impl ParsedTrace {
 
 /// Reads one line (without its `\n`) into `buf`, keeping at most `cap` bytes. Returns `None` at
 /// the end of input, else whether the line was longer than `cap`.
-fn read_line_capped<R: BufRead>(reader: &mut R, buf: &mut Vec<u8>, cap: usize) -> std::io::Result<Option<bool>> {
+fn read_line_capped<R: BufRead>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Option<bool>> {
     buf.clear();
     let mut too_long = false;
     let mut any = false;
@@ -130,7 +141,11 @@ enum Parser {
 }
 
 /// Parses a trace from any buffered reader. `source` names it in messages and in the model.
-pub fn parse_reader<R: BufRead>(mut reader: R, source: &str, options: &ParseOptions) -> Result<ParsedTrace, TraceError> {
+pub fn parse_reader<R: BufRead>(
+    mut reader: R,
+    source: &str,
+    options: &ParseOptions,
+) -> Result<ParsedTrace, TraceError> {
     let mut parser = match options.format {
         None => Parser::Detect,
         Some(TraceFormat::S3AccessLog) => Parser::Access,
@@ -158,7 +173,9 @@ pub fn parse_reader<R: BufRead>(mut reader: R, source: &str, options: &ParseOpti
             })
         } else {
             match std::str::from_utf8(&buf) {
-                Err(e) => Err(LineError::NotUtf8 { valid_up_to: e.valid_up_to() }),
+                Err(e) => Err(LineError::NotUtf8 {
+                    valid_up_to: e.valid_up_to(),
+                }),
                 Ok(line) => {
                     let line = line.strip_suffix('\r').unwrap_or(line);
                     if line.trim().is_empty() {
@@ -182,7 +199,9 @@ pub fn parse_reader<R: BufRead>(mut reader: R, source: &str, options: &ParseOpti
                             access_log::parse_line(line, line_no).map(Some)
                         }
                         Parser::Access => access_log::parse_line(line, line_no).map(Some),
-                        Parser::Sim(columns) => sim_trace::parse_row(line, columns, line_no).map(Some),
+                        Parser::Sim(columns) => {
+                            sim_trace::parse_row(line, columns, line_no).map(Some)
+                        }
                     }
                 }
             }
@@ -192,7 +211,10 @@ pub fn parse_reader<R: BufRead>(mut reader: R, source: &str, options: &ParseOpti
             Ok(Some(record)) => trace.records.push(record),
             Ok(None) => {}
             Err(error) => {
-                let m = Malformed { line: line_no, error };
+                let m = Malformed {
+                    line: line_no,
+                    error,
+                };
                 if options.strict {
                     return Err(TraceError::Strict(m));
                 }
@@ -210,15 +232,26 @@ pub fn parse_reader<R: BufRead>(mut reader: R, source: &str, options: &ParseOpti
 }
 
 /// Parses a trace held in memory.
-pub fn parse_bytes(input: &[u8], source: &str, options: &ParseOptions) -> Result<ParsedTrace, TraceError> {
+pub fn parse_bytes(
+    input: &[u8],
+    source: &str,
+    options: &ParseOptions,
+) -> Result<ParsedTrace, TraceError> {
     parse_reader(input, source, options)
 }
 
 /// Parses a trace file; the file name becomes the trace's `source`.
 pub fn parse_file(path: &Path, options: &ParseOptions) -> Result<ParsedTrace, TraceError> {
     let file = std::fs::File::open(path)?;
-    let source = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
-    parse_reader(std::io::BufReader::with_capacity(1 << 16, file), &source, options)
+    let source = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    parse_reader(
+        std::io::BufReader::with_capacity(1 << 16, file),
+        &source,
+        options,
+    )
 }
 
 #[cfg(test)]
@@ -235,15 +268,24 @@ mod tests {
         assert_eq!(t.records.len(), 3);
         assert_eq!(t.malformed_count, 2);
         assert_eq!(t.lines_read, 5);
-        assert_eq!(t.malformed.iter().map(|m| m.line).collect::<Vec<_>>(), vec![3, 5]);
-        assert_eq!(t.records.iter().map(|r| r.line).collect::<Vec<_>>(), vec![1, 4, 6]);
+        assert_eq!(
+            t.malformed.iter().map(|m| m.line).collect::<Vec<_>>(),
+            vec![3, 5]
+        );
+        assert_eq!(
+            t.records.iter().map(|r| r.line).collect::<Vec<_>>(),
+            vec![1, 4, 6]
+        );
         assert!(t.summary().contains("line 3"), "{}", t.summary());
     }
 
     #[test]
     fn strict_fails_at_the_first_bad_line() {
         let input = format!("{ACCESS}\nbad\n{ACCESS}\n");
-        let opts = ParseOptions { strict: true, ..ParseOptions::default() };
+        let opts = ParseOptions {
+            strict: true,
+            ..ParseOptions::default()
+        };
         match parse_bytes(input.as_bytes(), "x.log", &opts) {
             Err(TraceError::Strict(m)) => assert_eq!(m.line, 2),
             other => panic!("expected a strict failure, got {other:?}"),
@@ -253,7 +295,10 @@ mod tests {
     #[test]
     fn reported_lines_are_capped_but_all_counted() {
         let input = "bad\n".repeat(50);
-        let opts = ParseOptions { max_reported: 3, ..ParseOptions::default() };
+        let opts = ParseOptions {
+            max_reported: 3,
+            ..ParseOptions::default()
+        };
         let t = parse_bytes(input.as_bytes(), "x", &opts).unwrap();
         assert_eq!((t.malformed_count, t.malformed.len()), (50, 3));
         assert!(t.summary().contains("47 more"));
@@ -261,13 +306,22 @@ mod tests {
 
     #[test]
     fn sim_trace_is_detected_by_its_header() {
-        let input = format!("{}\nc,a,0,q,0,10,20,1,0,5,200,store,0,false\n", sim_trace::SIM_TRACE_HEADER);
+        let input = format!(
+            "{}\nc,a,0,q,0,10,20,1,0,5,200,store,0,false\n",
+            sim_trace::SIM_TRACE_HEADER
+        );
         let t = parse_bytes(input.as_bytes(), "t.csv", &ParseOptions::default()).unwrap();
         assert_eq!(t.format, TraceFormat::SimTrace);
         assert_eq!(t.records.len(), 1);
         assert_eq!(t.records[0].line, 2);
-        let forced = ParseOptions { format: Some(TraceFormat::SimTrace), ..ParseOptions::default() };
-        assert!(matches!(parse_bytes(ACCESS.as_bytes(), "x", &forced), Err(TraceError::MissingColumn { .. })));
+        let forced = ParseOptions {
+            format: Some(TraceFormat::SimTrace),
+            ..ParseOptions::default()
+        };
+        assert!(matches!(
+            parse_bytes(ACCESS.as_bytes(), "x", &forced),
+            Err(TraceError::MissingColumn { .. })
+        ));
     }
 
     #[test]
@@ -285,12 +339,18 @@ mod tests {
         let t = parse_bytes(&input, "x", &ParseOptions::default()).unwrap();
         assert_eq!(t.records.len(), 2);
         assert_eq!(t.malformed_count, 3);
-        assert!(matches!(t.malformed[1].error, LineError::NotUtf8 { valid_up_to: 0 }));
+        assert!(matches!(
+            t.malformed[1].error,
+            LineError::NotUtf8 { valid_up_to: 0 }
+        ));
     }
 
     #[test]
     fn empty_input_is_an_error() {
-        assert!(matches!(parse_bytes(b"\n\n", "x", &ParseOptions::default()), Err(TraceError::Empty(_))));
+        assert!(matches!(
+            parse_bytes(b"\n\n", "x", &ParseOptions::default()),
+            Err(TraceError::Empty(_))
+        ));
     }
 
     proptest::proptest! {

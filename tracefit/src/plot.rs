@@ -19,7 +19,10 @@ const FAMILY: &str = "tracefit-sans";
 fn ensure_font() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
-        .get_or_init(|| register_font(FAMILY, FontStyle::Normal, FONT).map_err(|_| "the embedded font is invalid".to_string()))
+        .get_or_init(|| {
+            register_font(FAMILY, FontStyle::Normal, FONT)
+                .map_err(|_| "the embedded font is invalid".to_string())
+        })
         .clone()
 }
 
@@ -55,7 +58,10 @@ const MAX_ECDF_POINTS: usize = 2000;
 const CURVE_POINTS: usize = 400;
 
 fn plot_err(path: &Path, why: impl std::fmt::Display) -> TraceError {
-    TraceError::Plot { path: path.display().to_string(), why: why.to_string() }
+    TraceError::Plot {
+        path: path.display().to_string(),
+        why: why.to_string(),
+    }
 }
 
 fn draw<DB: DrawingBackend>(
@@ -85,12 +91,14 @@ where
         .margin(15)
         .x_label_area_size(55)
         .y_label_area_size(70)
-        .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..1.0)
+        .build_cartesian_2d(x_lo.log10()..x_hi.log10(), 0.0..1.0)
         .map_err(|e| plot_err(path, e))?;
     chart
         .configure_mesh()
         .x_desc(format!("{what} ({}, log scale)", unit.label()))
         .y_desc("cumulative probability")
+        .x_labels(8)
+        .x_label_formatter(&|v| format_tick(10f64.powf(*v)))
         .label_style((FAMILY, 16))
         .axis_desc_style((FAMILY, 18))
         .draw()
@@ -101,7 +109,11 @@ where
     let ecdf: Vec<(f64, f64)> = (0..n)
         .step_by(step)
         .chain(std::iter::once(n - 1))
-        .filter_map(|i| sample.get(i).map(|x| (x * scale, (i + 1) as f64 / n as f64)))
+        .filter_map(|i| {
+            sample
+                .get(i)
+                .map(|x| ((x * scale).log10(), (i + 1) as f64 / n as f64))
+        })
         .collect();
     chart
         .draw_series(LineSeries::new(ecdf, BLACK.stroke_width(3)))
@@ -115,7 +127,7 @@ where
         let curve: Vec<(f64, f64)> = (0..=CURVE_POINTS)
             .map(|k| {
                 let x = x_lo * (x_hi / x_lo).powf(k as f64 / CURVE_POINTS as f64);
-                (x, c.dist.cdf(x / scale))
+                (x.log10(), c.dist.cdf(x / scale))
             })
             .collect();
         let chosen = if i == fit.chosen { ", chosen" } else { "" };
@@ -123,7 +135,9 @@ where
             .draw_series(LineSeries::new(curve, color.stroke_width(2)))
             .map_err(|e| plot_err(path, e))?
             .label(format!("{} (KS D = {:.4}{chosen})", c.dist.name(), c.ks))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
     }
     chart
         .configure_series_labels()
@@ -137,13 +151,55 @@ where
     Ok(())
 }
 
+/// Tick labels with two significant digits: `20`, `0.52`, `150`. (The x axis is linear in
+/// log10 of the value, so ticks are evenly spaced rather than crowded below each decade.)
+fn format_tick(x: f64) -> String {
+    if !(x > 0.0 && x.is_finite()) {
+        return String::new();
+    }
+    let digits = (1 - x.log10().floor() as i32).max(0) as usize;
+    let rounded = format!("{:.*}", digits, x);
+    let v: f64 = rounded.parse().unwrap_or(x);
+    let magnitude = 10f64.powi(x.log10().floor() as i32 - 1);
+    let s = if digits == 0 {
+        format!("{}", (v / magnitude).round() * magnitude)
+    } else {
+        rounded
+    };
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
 /// Draws the empirical CDF of `fit`'s sample against each candidate's CDF. The format follows
 /// the extension of `path`: `.png` or `.svg`.
-pub fn plot_ecdf(fit: &DistFit, title: &str, what: &str, unit: PlotUnit, path: &Path) -> Result<(), TraceError> {
+pub fn plot_ecdf(
+    fit: &DistFit,
+    title: &str,
+    what: &str,
+    unit: PlotUnit,
+    path: &Path,
+) -> Result<(), TraceError> {
     ensure_font().map_err(|e| plot_err(path, e))?;
     match path.extension().and_then(|e| e.to_str()) {
-        Some("png") => draw(BitMapBackend::new(path, PLOT_SIZE).into_drawing_area(), fit, title, what, unit, path),
-        Some("svg") => draw(SVGBackend::new(path, PLOT_SIZE).into_drawing_area(), fit, title, what, unit, path),
+        Some("png") => draw(
+            BitMapBackend::new(path, PLOT_SIZE).into_drawing_area(),
+            fit,
+            title,
+            what,
+            unit,
+            path,
+        ),
+        Some("svg") => draw(
+            SVGBackend::new(path, PLOT_SIZE).into_drawing_area(),
+            fit,
+            title,
+            what,
+            unit,
+            path,
+        ),
         _ => Err(plot_err(path, "the file name must end in .png or .svg")),
     }
 }
@@ -155,14 +211,41 @@ pub fn plot_store_fit(fit: &StoreFit, dir: &Path, stem: &str) -> Result<Vec<Path
     for ext in ["png", "svg"] {
         let path = dir.join(format!("{stem}-first-byte.{ext}"));
         let title = format!("First-byte latency: {} vs fitted CDFs", fit.source);
-        plot_ecdf(&fit.first_byte, &title, "first-byte latency", PlotUnit::Milliseconds, &path)?;
+        plot_ecdf(
+            &fit.first_byte,
+            &title,
+            "first-byte latency",
+            PlotUnit::Milliseconds,
+            &path,
+        )?;
         written.push(path);
         if let Some(bw) = &fit.stream_bandwidth {
             let path = dir.join(format!("{stem}-bandwidth.{ext}"));
             let title = format!("Per-stream bandwidth: {} vs fitted CDFs", fit.source);
-            plot_ecdf(bw, &title, "per-stream bandwidth", PlotUnit::MebibytesPerSecond, &path)?;
+            plot_ecdf(
+                bw,
+                &title,
+                "per-stream bandwidth",
+                PlotUnit::MebibytesPerSecond,
+                &path,
+            )?;
             written.push(path);
         }
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_tick;
+
+    #[test]
+    fn ticks_have_two_significant_digits() {
+        assert_eq!(format_tick(157.3), "160");
+        assert_eq!(format_tick(26.8), "27");
+        assert_eq!(format_tick(100.0), "100");
+        assert_eq!(format_tick(0.5234), "0.52");
+        assert_eq!(format_tick(2.0), "2");
+        assert_eq!(format_tick(0.0), "");
+    }
 }

@@ -42,7 +42,10 @@ impl SimColumns {
         let names = split_csv(header).unwrap_or_default();
         let find = |name: &str| names.iter().position(|n| n.trim() == name);
         let need = |name: &'static str| {
-            find(name).ok_or(TraceError::MissingColumn { column: name, expected: SIM_TRACE_HEADER })
+            find(name).ok_or(TraceError::MissingColumn {
+                column: name,
+                expected: SIM_TRACE_HEADER,
+            })
         };
         Ok(SimColumns {
             case: find("case"),
@@ -101,7 +104,12 @@ pub fn split_csv(line: &str) -> Result<Vec<String>, LineError> {
         at_field_start = false;
     }
     if in_quotes {
-        return Err(LineError::Unterminated { field: out.len() + 1, name: "CSV field", open: '"', close: '"' });
+        return Err(LineError::Unterminated {
+            field: out.len() + 1,
+            name: "CSV field",
+            open: '"',
+            close: '"',
+        });
     }
     out.push(field);
     Ok(out)
@@ -126,7 +134,11 @@ const COLUMN_NAMES: [&str; 14] = [
 ];
 
 fn column_name(name: &str) -> &'static str {
-    COLUMN_NAMES.iter().find(|n| **n == name).copied().unwrap_or("column")
+    COLUMN_NAMES
+        .iter()
+        .find(|n| **n == name)
+        .copied()
+        .unwrap_or("column")
 }
 
 fn bad(index: usize, name: &str, value: &str, expected: &'static str) -> LineError {
@@ -134,24 +146,46 @@ fn bad(index: usize, name: &str, value: &str, expected: &'static str) -> LineErr
     if shown.len() < value.len() {
         shown.push_str("...");
     }
-    LineError::BadField { field: index + 1, name: column_name(name), value: shown, expected }
+    LineError::BadField {
+        field: index + 1,
+        name: column_name(name),
+        value: shown,
+        expected,
+    }
 }
 
-fn text<'a>(fields: &'a [String], index: Option<usize>) -> &'a str {
-    index.and_then(|i| fields.get(i)).map(|s| s.as_str()).unwrap_or("")
+fn text(fields: &[String], index: Option<usize>) -> &str {
+    index
+        .and_then(|i| fields.get(i))
+        .map(|s| s.as_str())
+        .unwrap_or("")
 }
 
 fn required_u64(fields: &[String], index: usize, name: &str) -> Result<u64, LineError> {
     let value = text(fields, Some(index));
-    value.trim().parse().map_err(|_| bad(index, name, value, "a non-negative integer"))
+    value
+        .trim()
+        .parse()
+        .map_err(|_| bad(index, name, value, "a non-negative integer"))
 }
 
-fn optional_u64(fields: &[String], index: Option<usize>, name: &str) -> Result<Option<u64>, LineError> {
+fn optional_u64(
+    fields: &[String],
+    index: Option<usize>,
+    name: &str,
+) -> Result<Option<u64>, LineError> {
     let value = text(fields, index).trim();
     if value.is_empty() {
         return Ok(None);
     }
-    value.parse().map(Some).map_err(|_| bad(index.unwrap_or(0), name, value, "a non-negative integer or nothing"))
+    value.parse().map(Some).map_err(|_| {
+        bad(
+            index.unwrap_or(0),
+            name,
+            value,
+            "a non-negative integer or nothing",
+        )
+    })
 }
 
 /// Parses one data row given the header's columns.
@@ -169,7 +203,11 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
     .max()
     .unwrap_or(0);
     if fields.len() <= last_required {
-        return Err(LineError::TooFewFields { found: fields.len(), needed: last_required + 1, missing: "a required column" });
+        return Err(LineError::TooFewFields {
+            found: fields.len(),
+            needed: last_required + 1,
+            missing: "a required column",
+        });
     }
     let start_ns = required_u64(&fields, columns.start_ns, "start_ns")?;
     let first_byte_ns = optional_u64(&fields, Some(columns.first_byte_ns), "first_byte_ns")?;
@@ -178,21 +216,33 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
     let status_text = text(&fields, Some(columns.status));
     let status: u16 = match status_text.trim().parse::<u16>() {
         Ok(s) if s == 0 || (100..=599).contains(&s) => s,
-        _ => return Err(bad(columns.status, "status", status_text, "an HTTP status (100-599) or 0 for a timeout")),
+        _ => {
+            return Err(bad(
+                columns.status,
+                "status",
+                status_text,
+                "an HTTP status (100-599) or 0 for a timeout",
+            ))
+        }
     };
     let since_start = |t: Option<u64>, name: &str| -> Result<Option<u64>, LineError> {
         match t {
             None => Ok(None),
-            Some(t) => t.checked_sub(start_ns).map(Some).ok_or_else(|| LineError::Inconsistent {
-                what: format!("{name} ({t}) is before start_ns ({start_ns})"),
-            }),
+            Some(t) => t
+                .checked_sub(start_ns)
+                .map(Some)
+                .ok_or_else(|| LineError::Inconsistent {
+                    what: format!("{name} ({t}) is before start_ns ({start_ns})"),
+                }),
         }
     };
     let first_byte_latency_ns = since_start(first_byte_ns, "first_byte_ns")?;
     let total_ns = since_start(end_ns, "end_ns")?;
     if let (Some(f), Some(e)) = (first_byte_ns, end_ns) {
         if f > e {
-            return Err(LineError::Inconsistent { what: format!("first_byte_ns ({f}) is after end_ns ({e})") });
+            return Err(LineError::Inconsistent {
+                what: format!("first_byte_ns ({f}) is after end_ns ({e})"),
+            });
         }
     }
     let served_text = text(&fields, columns.served_by).trim();
@@ -213,18 +263,37 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
     let hedge = match hedge_text {
         "" | "false" | "0" => false,
         "true" | "1" => true,
-        other => return Err(bad(columns.hedge.unwrap_or(0), "hedge", other, "true or false")),
+        other => {
+            return Err(bad(
+                columns.hedge.unwrap_or(0),
+                "hedge",
+                other,
+                "true or false",
+            ))
+        }
     };
     let replication = optional_u64(&fields, columns.replication, "replication")?.unwrap_or(0);
     let attempt = optional_u64(&fields, columns.attempt, "attempt")?.unwrap_or(0);
     let sim = SimLabels {
         case: text(&fields, columns.case).to_string(),
         arm: text(&fields, columns.arm).to_string(),
-        replication: u32::try_from(replication)
-            .map_err(|_| bad(columns.replication.unwrap_or(0), "replication", &replication.to_string(), "a u32"))?,
+        replication: u32::try_from(replication).map_err(|_| {
+            bad(
+                columns.replication.unwrap_or(0),
+                "replication",
+                &replication.to_string(),
+                "a u32",
+            )
+        })?,
         query: text(&fields, columns.query).to_string(),
-        attempt: u32::try_from(attempt)
-            .map_err(|_| bad(columns.attempt.unwrap_or(0), "attempt", &attempt.to_string(), "a u32"))?,
+        attempt: u32::try_from(attempt).map_err(|_| {
+            bad(
+                columns.attempt.unwrap_or(0),
+                "attempt",
+                &attempt.to_string(),
+                "a u32",
+            )
+        })?,
         hedge,
     };
     Ok(TraceRecord {
@@ -262,7 +331,9 @@ pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usiz
     for r in records.iter().filter(|r| r.operation == Operation::Get) {
         let labels = r.sim.as_ref().unwrap_or(&default_labels);
         let opt = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-        let first = r.first_byte_latency_ns.map(|l| r.start_ns.saturating_add(l));
+        let first = r
+            .first_byte_latency_ns
+            .map(|l| r.start_ns.saturating_add(l));
         let end = r.total_ns.map(|t| r.start_ns.saturating_add(t));
         writeln!(
             out,
@@ -309,15 +380,29 @@ mod tests {
         assert_eq!(r.status, 206);
         assert_eq!(r.served_by, ServedBy::Store);
         let sim = r.sim.unwrap();
-        assert_eq!((sim.case.as_str(), sim.arm.as_str(), sim.replication, sim.query.as_str()), ("many-small", "clickhouse-base", 2, "q1"));
+        assert_eq!(
+            (
+                sim.case.as_str(),
+                sim.arm.as_str(),
+                sim.replication,
+                sim.query.as_str()
+            ),
+            ("many-small", "clickhouse-base", 2, "q1")
+        );
         assert_eq!((sim.attempt, sim.hedge), (1, true));
     }
 
     #[test]
     fn columns_are_found_by_name_in_any_order() {
-        let cols = SimColumns::from_header("status,object,length_bytes,end_ns,first_byte_ns,start_ns,extra").unwrap();
+        let cols = SimColumns::from_header(
+            "status,object,length_bytes,end_ns,first_byte_ns,start_ns,extra",
+        )
+        .unwrap();
         let r = parse_row("200,k,10,30,20,5,whatever", &cols, 2).unwrap();
-        assert_eq!((r.status, r.bytes, r.total_ns, r.first_byte_latency_ns), (200, 10, Some(25), Some(15)));
+        assert_eq!(
+            (r.status, r.bytes, r.total_ns, r.first_byte_latency_ns),
+            (200, 10, Some(25), Some(15))
+        );
         assert_eq!(r.served_by, ServedBy::Store);
     }
 
@@ -330,27 +415,64 @@ mod tests {
     #[test]
     fn bad_rows_say_why() {
         let c = columns();
-        assert!(matches!(parse_row("a,b,0,q,10,5,20,1,0,1,200,store,0,false", &c, 2), Err(LineError::Inconsistent { .. })));
-        assert!(matches!(parse_row("a,b,0,q,10,30,20,1,0,1,200,store,0,false", &c, 2), Err(LineError::Inconsistent { .. })));
-        assert!(matches!(parse_row("a,b,0,q,x,30,40,1,0,1,200,store,0,false", &c, 2), Err(LineError::BadField { field: 5, .. })));
-        assert!(matches!(parse_row("a,b,0,q,10,30,40,1,0,1,200,disk,0,false", &c, 2), Err(LineError::BadField { field: 12, .. })));
-        assert!(matches!(parse_row("a,b,0,q,10,30", &c, 2), Err(LineError::TooFewFields { .. })));
-        assert!(matches!(parse_row("\"a,b,0", &c, 2), Err(LineError::Unterminated { .. })));
-        assert!(matches!(parse_row("a,b,0,q,10,30,40,1,0,1,700,store,0,false", &c, 2), Err(LineError::BadField { field: 11, .. })));
+        assert!(matches!(
+            parse_row("a,b,0,q,10,5,20,1,0,1,200,store,0,false", &c, 2),
+            Err(LineError::Inconsistent { .. })
+        ));
+        assert!(matches!(
+            parse_row("a,b,0,q,10,30,20,1,0,1,200,store,0,false", &c, 2),
+            Err(LineError::Inconsistent { .. })
+        ));
+        assert!(matches!(
+            parse_row("a,b,0,q,x,30,40,1,0,1,200,store,0,false", &c, 2),
+            Err(LineError::BadField { field: 5, .. })
+        ));
+        assert!(matches!(
+            parse_row("a,b,0,q,10,30,40,1,0,1,200,disk,0,false", &c, 2),
+            Err(LineError::BadField { field: 12, .. })
+        ));
+        assert!(matches!(
+            parse_row("a,b,0,q,10,30", &c, 2),
+            Err(LineError::TooFewFields { .. })
+        ));
+        assert!(matches!(
+            parse_row("\"a,b,0", &c, 2),
+            Err(LineError::Unterminated { .. })
+        ));
+        assert!(matches!(
+            parse_row("a,b,0,q,10,30,40,1,0,1,700,store,0,false", &c, 2),
+            Err(LineError::BadField { field: 11, .. })
+        ));
     }
 
     #[test]
     fn timeouts_and_unknown_times() {
         let r = parse_row("a,b,0,q,10,,,1,,0,0,store,0,false", &columns(), 2).unwrap();
-        assert_eq!((r.status, r.first_byte_latency_ns, r.total_ns, r.offset_bytes), (0, None, None, None));
+        assert_eq!(
+            (
+                r.status,
+                r.first_byte_latency_ns,
+                r.total_ns,
+                r.offset_bytes
+            ),
+            (0, None, None, None)
+        );
         assert!(r.is_error());
     }
 
     #[test]
     fn csv_quoting_round_trips() {
-        assert_eq!(split_csv("a,\"b,c\",\"d\"\"e\",").unwrap(), vec!["a", "b,c", "d\"e", ""]);
+        assert_eq!(
+            split_csv("a,\"b,c\",\"d\"\"e\",").unwrap(),
+            vec!["a", "b,c", "d\"e", ""]
+        );
         assert_eq!(split_csv("").unwrap(), vec![""]);
-        let record = parse_row("a,b,0,q,10,20,30,\"key, with \"\"comma\"\"\",,5,200,store,0,false", &columns(), 2).unwrap();
+        let record = parse_row(
+            "a,b,0,q,10,20,30,\"key, with \"\"comma\"\"\",,5,200,store,0,false",
+            &columns(),
+            2,
+        )
+        .unwrap();
         let mut out = Vec::new();
         write_sim_trace(std::slice::from_ref(&record), &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();

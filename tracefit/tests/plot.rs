@@ -21,7 +21,11 @@ fn inspect_png(bytes: &[u8]) -> (u32, u32, u8, u8, usize) {
         let kind = &bytes[at + 4..at + 8];
         let data = &bytes[at + 8..at + 8 + len];
         let crc = be_u32(&bytes[at + 8 + len..]);
-        assert_eq!(crc, crc32fast::hash(&bytes[at + 4..at + 8 + len]), "chunk CRC");
+        assert_eq!(
+            crc,
+            crc32fast::hash(&bytes[at + 4..at + 8 + len]),
+            "chunk CRC"
+        );
         match kind {
             b"IHDR" => header = Some((be_u32(data), be_u32(&data[4..]), data[8], data[9])),
             b"IDAT" => idat.extend_from_slice(data),
@@ -40,7 +44,10 @@ fn inspect_png(bytes: &[u8]) -> (u32, u32, u8, u8, usize) {
 fn ecdf_plots_are_valid_png_and_svg() {
     let synth = Synth {
         requests: 4_000,
-        latency: Latency::Lognormal { median_ns: 27e6, sigma: 0.5 },
+        latency: Latency::Lognormal {
+            median_ns: 27e6,
+            sigma: 0.5,
+        },
         ns_per_mib: 0.0,
         bandwidth_median: 57.0 * 1024.0 * 1024.0,
         bandwidth_sigma: 0.3,
@@ -59,15 +66,26 @@ fn ecdf_plots_are_valid_png_and_svg() {
     let (w, h, depth, colour, raw) = inspect_png(&png);
     assert_eq!((w, h), tracefit::plot::PLOT_SIZE);
     assert_eq!((depth, colour), (8, 2), "8-bit RGB");
-    assert_eq!(raw, (h as usize) * (1 + 3 * w as usize), "one filter byte plus RGB per row");
+    assert_eq!(
+        raw,
+        (h as usize) * (1 + 3 * w as usize),
+        "one filter byte plus RGB per row"
+    );
     // A blank 1000x650 PNG compresses to a few KiB; curves, axes and text take more.
-    assert!(png.len() > 15_000 && png.len() < 3_000_000, "PNG of {} bytes", png.len());
+    assert!(
+        png.len() > 15_000 && png.len() < 3_000_000,
+        "PNG of {} bytes",
+        png.len()
+    );
 
     let svg = std::fs::read_to_string(dir.path().join("plot-bandwidth.svg")).unwrap();
     assert!(svg.starts_with("<svg") || svg.contains("<svg"), "SVG root");
     assert!(svg.contains("cumulative probability"), "y axis label");
     assert!(svg.contains("MiB/s"), "x axis unit");
-    assert!(svg.contains("lognormal (KS D = "), "legend with KS statistic");
+    assert!(
+        svg.contains("lognormal (KS D = "),
+        "legend with KS statistic"
+    );
     assert!(svg.trim_end().ends_with("</svg>"));
 }
 
@@ -75,6 +93,13 @@ fn ecdf_plots_are_valid_png_and_svg() {
 fn a_bad_extension_is_an_error_not_a_panic() {
     let fit = tracefit::fit::fit_candidates(vec![1.0, 2.0, 3.0, 4.0], 0.0).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let err = tracefit::plot_ecdf(&fit, "t", "x", PlotUnit::Milliseconds, &dir.path().join("x.jpg")).unwrap_err();
+    let err = tracefit::plot_ecdf(
+        &fit,
+        "t",
+        "x",
+        PlotUnit::Milliseconds,
+        &dir.path().join("x.jpg"),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains(".png or .svg"), "{err}");
 }

@@ -15,9 +15,21 @@ fn fits(synth: &Synth) -> Vec<StoreFit> {
     let mut out = Vec::new();
     for (text, name, format) in [
         (to_sim_csv(&reqs), "synthetic.csv", TraceFormat::SimTrace),
-        (to_access_log(&reqs), "synthetic.log", TraceFormat::S3AccessLog),
+        (
+            to_access_log(&reqs),
+            "synthetic.log",
+            TraceFormat::S3AccessLog,
+        ),
     ] {
-        let trace = parse_bytes(text.as_bytes(), name, &ParseOptions { strict: true, ..ParseOptions::default() }).unwrap();
+        let trace = parse_bytes(
+            text.as_bytes(),
+            name,
+            &ParseOptions {
+                strict: true,
+                ..ParseOptions::default()
+            },
+        )
+        .unwrap();
         assert_eq!(trace.format, format);
         assert_eq!(trace.records.len(), synth.requests);
         out.push(fit_store(&trace, &FitOptions::default()).unwrap());
@@ -26,7 +38,11 @@ fn fits(synth: &Synth) -> Vec<StoreFit> {
 }
 
 fn within(what: &str, got: f64, want: f64, rel: f64) {
-    assert!((got / want - 1.0).abs() <= rel, "{what}: got {got}, want {want} within {}%", rel * 100.0);
+    assert!(
+        (got / want - 1.0).abs() <= rel,
+        "{what}: got {got}, want {want} within {}%",
+        rel * 100.0
+    );
 }
 
 fn lognormal_of(fit: &tracefit::fit::DistFit) -> (f64, f64) {
@@ -42,7 +58,10 @@ fn lognormal_of(fit: &tracefit::fit::DistFit) -> (f64, f64) {
 fn lognormal_latency_and_bandwidth_are_recovered_from_both_formats() {
     let synth = Synth {
         requests: 20_000,
-        latency: Latency::Lognormal { median_ns: 27.0 * MS, sigma: 0.5 },
+        latency: Latency::Lognormal {
+            median_ns: 27.0 * MS,
+            sigma: 0.5,
+        },
         ns_per_mib: 0.0,
         bandwidth_median: 57.0 * MIB,
         bandwidth_sigma: 0.3,
@@ -59,10 +78,21 @@ fn lognormal_latency_and_bandwidth_are_recovered_from_both_formats() {
         within("bandwidth median", bw_median, 57.0 * MIB, 0.05);
         within("bandwidth sigma", bw_sigma, 0.3, 0.10);
         within("mean rate", fit.rate.mean_per_s, 400.0, 0.05);
-        assert!((fit.errors.server_error_rate - 0.01).abs() < 0.005, "{}", fit.errors.server_error_rate);
-        assert!(fit.rate.peak_per_s as f64 > 400.0, "peak {} should exceed the mean", fit.rate.peak_per_s);
+        assert!(
+            (fit.errors.server_error_rate - 0.01).abs() < 0.005,
+            "{}",
+            fit.errors.server_error_rate
+        );
+        assert!(
+            fit.rate.peak_per_s as f64 > 400.0,
+            "peak {} should exceed the mean",
+            fit.rate.peak_per_s
+        );
         let slope = fit.size_slope.as_ref().expect("slope fitted");
-        assert!(!slope.applied, "no size dependence was sampled, got {slope:?}");
+        assert!(
+            !slope.applied,
+            "no size dependence was sampled, got {slope:?}"
+        );
     }
 }
 
@@ -70,7 +100,10 @@ fn lognormal_latency_and_bandwidth_are_recovered_from_both_formats() {
 fn gamma_latency_is_recognised_and_recovered() {
     let synth = Synth {
         requests: 20_000,
-        latency: Latency::Gamma { mean_ns: 30.0 * MS, shape: 4.0 },
+        latency: Latency::Gamma {
+            mean_ns: 30.0 * MS,
+            shape: 4.0,
+        },
         ns_per_mib: 0.0,
         bandwidth_median: 80.0 * MIB,
         bandwidth_sigma: 0.2,
@@ -94,7 +127,10 @@ fn gamma_latency_is_recognised_and_recovered() {
 fn size_dependence_is_measured_and_removed() {
     let synth = Synth {
         requests: 20_000,
-        latency: Latency::Lognormal { median_ns: 27.0 * MS, sigma: 0.4 },
+        latency: Latency::Lognormal {
+            median_ns: 27.0 * MS,
+            sigma: 0.4,
+        },
         ns_per_mib: 20.0 * MS,
         bandwidth_median: 57.0 * MIB,
         bandwidth_sigma: 0.3,
@@ -116,7 +152,10 @@ fn size_dependence_is_measured_and_removed() {
 fn fitted_yaml_loads_as_a_store_spec_with_the_fitted_values() {
     let synth = Synth {
         requests: 5_000,
-        latency: Latency::Lognormal { median_ns: 27.0 * MS, sigma: 0.5 },
+        latency: Latency::Lognormal {
+            median_ns: 27.0 * MS,
+            sigma: 0.5,
+        },
         ns_per_mib: 15.0 * MS,
         bandwidth_median: 57.0 * MIB,
         bandwidth_sigma: 0.3,
@@ -126,15 +165,31 @@ fn fitted_yaml_loads_as_a_store_spec_with_the_fitted_values() {
     };
     for fit in fits(&synth) {
         let yaml = fit.to_yaml("fitted");
-        let spec = models::store::StoreSpec::from_yaml(&yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+        let spec =
+            models::store::StoreSpec::from_yaml(&yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
         assert_eq!(spec.name, "fitted");
         assert!(spec.source.contains(&fit.source), "{}", spec.source);
         assert!(yaml.contains("D = "), "fit quality in comments:\n{yaml}");
         let (median, sigma) = lognormal_of(&fit.first_byte);
-        within("YAML median", spec.first_byte.median.unwrap().0 as f64, median, 0.001);
+        within(
+            "YAML median",
+            spec.first_byte.median.unwrap().0 as f64,
+            median,
+            0.001,
+        );
         within("YAML sigma", spec.first_byte.sigma.unwrap(), sigma, 0.001);
-        within("YAML per MiB", spec.first_byte_per_mib.0 as f64, fit.size_slope.as_ref().unwrap().ns_per_mib, 0.001);
-        within("YAML error rate", spec.faults.error_rate, fit.errors.server_error_rate, 0.001);
+        within(
+            "YAML per MiB",
+            spec.first_byte_per_mib.0 as f64,
+            fit.size_slope.as_ref().unwrap().ns_per_mib,
+            0.001,
+        );
+        within(
+            "YAML error rate",
+            spec.faults.error_rate,
+            fit.errors.server_error_rate,
+            0.001,
+        );
         assert!(spec.stream_bandwidth.min.unwrap().0 > 0.0);
     }
 }

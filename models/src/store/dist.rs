@@ -70,8 +70,7 @@ impl Sampler {
         })
     }
 
-    /// One sample. Always draws the same number of random words for a given shape, so that
-    /// the stream stays aligned whatever the values.
+    /// One sample, drawn from `rng` (in base units, clamped).
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         let x = match &self.shape {
             Shape::LogNormal { mu, sigma } => {

@@ -232,6 +232,18 @@ impl StoreSpec {
         PRESETS.iter().map(|(n, _)| *n).collect()
     }
 
+    /// The YAML text of a shipped preset, so that a scenario can refine it key by key.
+    pub fn preset_text(name: &str) -> Result<&'static str, StoreError> {
+        PRESETS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| *t)
+            .ok_or_else(|| StoreError::UnknownPreset {
+                name: name.to_string(),
+                available: Self::preset_names().join(", "),
+            })
+    }
+
     /// A shipped preset by name (`s3-standard`, `s3-express-one-zone`, `local-nvme`, ...).
     pub fn preset(name: &str) -> Result<StoreSpec, StoreError> {
         let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {

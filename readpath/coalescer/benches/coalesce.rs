@@ -50,6 +50,17 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // The common call: one row group's few dozen ranges.
+    let small: Vec<NeededRange> = needed.iter().take(20).copied().collect();
+    let mut group = c.benchmark_group("coalesce_20_ranges");
+    for name in ["clickhouse-base", "clickhouse-redesign", "arrow-rs"] {
+        let policy = CoalescePolicy::preset(name).expect("preset exists");
+        group.bench_function(name, |b| {
+            b.iter(|| coalesce(black_box(&small), &NothingCached, &policy).map(|t| t.len()))
+        });
+    }
+    group.finish();
 }
 
 criterion_group!(benches, bench);

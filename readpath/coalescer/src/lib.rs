@@ -44,7 +44,10 @@ mod types;
 
 pub use coalesce::coalesce;
 pub use error::CoalesceError;
-pub use formulas::{arrow_cpp_from_network_metrics, duckdb_fitted_gap};
+pub use formulas::{
+    arrow_cpp_from_network_metrics, duckdb_fitted_gap, try_arrow_cpp_from_network_metrics,
+    try_duckdb_fitted_gap,
+};
 pub use lazy::LazyCoalescer;
 pub use policy::{CoalescePolicy, PRESET_NAMES};
 pub use types::{CachedBytes, NeededRange, NothingCached, ReadTask, Served, WHOLE_RANGES};

@@ -125,7 +125,7 @@ fn small_file_floor_keeps_one_read_and_ratio_alone_splits_it() {
 
 #[test]
 fn arrow_cpp_network_metrics_worked_example() {
-    let (hole, range) = arrow_cpp_from_network_metrics(5_000_000, 500.0 * MIB as f64).unwrap();
+    let (hole, range) = arrow_cpp_from_network_metrics(5_000_000, 500.0 * MIB as f64);
     assert_eq!((hole, range), (5 * MIB / 2, 45 * MIB / 2));
     // The derived limits make a valid policy.
     let p = CoalescePolicy::ArrowCpp {

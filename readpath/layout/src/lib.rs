@@ -26,8 +26,9 @@ impl ByteRange {
     pub const fn new(start: u64, end: u64) -> Self {
         Self { start, end }
     }
+    /// `[start, start + len)`, saturating at `u64::MAX` rather than overflowing.
     pub const fn with_len(start: u64, len: u64) -> Self {
-        Self { start, end: start + len }
+        Self { start, end: start.saturating_add(len) }
     }
     pub const fn len(&self) -> u64 {
         self.end.saturating_sub(self.start)
@@ -100,7 +101,7 @@ impl PageLocation {
 /// Pages: `pages_count` entries of [`FileLayout::pages`] starting at `pages_first`. When the
 /// chunk has an offset index but `pages_count == 0`, the chunk is one page covering
 /// [`ColumnChunk::data_pages`] (this keeps 7.7 M one-page chunks from costing 24 bytes each).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnChunk {
     /// Offset of the first page: the dictionary page when there is one, else the first data page.
     pub chunk_start: u64,
@@ -121,6 +122,27 @@ pub struct ColumnChunk {
     pub codec: Codec,
 }
 
+impl Default for ColumnChunk {
+    /// An empty chunk at offset 0 with nothing optional (in particular, no bloom filter).
+    fn default() -> Self {
+        Self {
+            chunk_start: 0,
+            data_len: 0,
+            uncompressed_bytes: 0,
+            column_index_offset: 0,
+            offset_index_offset: 0,
+            bloom_filter_offset: NO_BLOOM_FILTER,
+            dictionary_len: 0,
+            column_index_len: 0,
+            offset_index_len: 0,
+            bloom_filter_len: 0,
+            pages_first: 0,
+            pages_count: 0,
+            codec: Codec::Uncompressed,
+        }
+    }
+}
+
 /// `bloom_filter_offset` value meaning "no bloom filter".
 pub const NO_BLOOM_FILTER: u64 = u64::MAX;
 
@@ -138,14 +160,14 @@ impl ColumnChunk {
     }
     /// Offset of the first data page.
     pub fn data_page_offset(&self) -> u64 {
-        self.chunk_start + self.dictionary_len as u64
+        self.chunk_start.saturating_add(self.dictionary_len as u64)
     }
     pub fn data_pages(&self) -> ByteRange {
         ByteRange::with_len(self.data_page_offset(), self.data_len)
     }
     /// The whole chunk: dictionary page plus data pages.
     pub fn range(&self) -> ByteRange {
-        ByteRange::new(self.chunk_start, self.data_page_offset() + self.data_len)
+        ByteRange::new(self.chunk_start, self.data_page_offset().saturating_add(self.data_len))
     }
     pub fn compressed_bytes(&self) -> u64 {
         self.dictionary_len as u64 + self.data_len
@@ -322,31 +344,40 @@ impl Table {
                     )));
                 }
                 for (ci, c) in rg.columns.iter().enumerate() {
-                    let inside = |r: ByteRange| r.end <= file.size_bytes && r.start <= r.end;
-                    let mut ranges = vec![("chunk", c.range())];
-                    ranges.extend(c.column_index().map(|r| ("column index", r)));
-                    ranges.extend(c.offset_index().map(|r| ("offset index", r)));
-                    if let Some(b) = c.bloom_filter() {
-                        ranges.push((
-                            "bloom filter",
-                            ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64),
-                        ));
-                    }
-                    for (what, r) in ranges {
-                        if !inside(r) {
-                            return Err(at(format!(
+                    let check = |what: &str, r: ByteRange| {
+                        if r.end <= file.size_bytes && r.start <= r.end {
+                            Ok(())
+                        } else {
+                            Err(at(format!(
                                 "row group {gi} column {ci}: {what} {r} lies outside the file ({} bytes)",
                                 file.size_bytes
-                            )));
+                            )))
                         }
+                    };
+                    check("chunk", c.range())?;
+                    if let Some(r) = c.column_index() {
+                        check("column index", r)?;
+                    }
+                    if let Some(r) = c.offset_index() {
+                        check("offset index", r)?;
+                    }
+                    if let Some(b) = c.bloom_filter() {
+                        check("bloom filter", ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64))?;
                     }
                     if c.pages_count > 0 {
-                        let end = c.pages_first as usize + c.pages_count as usize;
-                        if end > file.pages.len() {
+                        let first = c.pages_first as usize;
+                        let end = first + c.pages_count as usize;
+                        let Some(pages) = file.pages.get(first..end) else {
                             return Err(at(format!(
-                                "row group {gi} column {ci}: pages {}..{end} beyond the page table ({})",
-                                c.pages_first,
+                                "row group {gi} column {ci}: pages {first}..{end} beyond the page table ({})",
                                 file.pages.len()
+                            )));
+                        };
+                        let data = c.data_pages();
+                        if let Some(p) = pages.iter().find(|p| !data.contains(&p.range())) {
+                            return Err(at(format!(
+                                "row group {gi} column {ci}: page {} lies outside the chunk's data pages {data}",
+                                p.range()
                             )));
                         }
                     }

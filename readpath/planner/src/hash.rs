@@ -37,7 +37,9 @@ mod tests {
 
     #[test]
     fn frequency_follows_probability() {
-        let hits = (0..10_000u64).filter(|i| chance(0.3, 7, Decision::MinMax, 1, *i, 0)).count();
+        let hits = (0..10_000u64)
+            .filter(|i| chance(0.3, 7, Decision::MinMax, 1, *i, 0))
+            .count();
         assert!((2_700..3_300).contains(&hits), "{hits}");
         assert!(!(0..1000u64).any(|i| chance(0.0, 7, Decision::MinMax, 1, i, 0)));
         assert!((0..1000u64).all(|i| chance(1.0, 7, Decision::MinMax, 1, i, 0)));
@@ -45,8 +47,12 @@ mod tests {
 
     #[test]
     fn decisions_are_independent_of_each_other() {
-        let a: Vec<bool> = (0..64u64).map(|i| chance(0.5, 1, Decision::MinMax, 0, i, 0)).collect();
-        let b: Vec<bool> = (0..64u64).map(|i| chance(0.5, 1, Decision::Bloom, 0, i, 0)).collect();
+        let a: Vec<bool> = (0..64u64)
+            .map(|i| chance(0.5, 1, Decision::MinMax, 0, i, 0))
+            .collect();
+        let b: Vec<bool> = (0..64u64)
+            .map(|i| chance(0.5, 1, Decision::Bloom, 0, i, 0))
+            .collect();
         assert_ne!(a, b);
     }
 }

@@ -19,10 +19,10 @@ mod types;
 pub use error::{PlanError, StrategyError};
 pub use hash::splitmix64;
 pub use query::QuerySpec;
-pub use reader::Reader;
 pub use readahead::{ProfileEvent, ProfileEvents};
+pub use reader::Reader;
 pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
 pub use types::{
-    Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache, Object, QueryOutput,
-    ReadId, ReadKind, ReadRequest, ReadSource, Status,
+    Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache,
+    Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status,
 };

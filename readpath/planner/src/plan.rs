@@ -161,6 +161,10 @@ pub struct PlanInput<'a> {
     pub planned: bool,
 }
 
+/// A column's pages as (first row, end row, bytes), its coalescing group, and whether it is a
+/// PREWHERE column.
+type ColumnPages = (u32, Vec<(u64, u64, ByteRange)>, u32, bool);
+
 /// A candidate range before overlapping ones are merged into entries.
 struct Candidate {
     range: ByteRange,
@@ -188,26 +192,49 @@ impl Builder {
 
 /// Builds the plan of `input.row_groups` of `file`. Ranges outside the file are clipped.
 pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
-    let mut b = Builder { candidates: Vec::new(), step_candidates: Vec::new(), next_group: 0 };
+    let mut b = Builder {
+        candidates: Vec::new(),
+        step_candidates: Vec::new(),
+        next_group: 0,
+    };
     let mut steps: Vec<Step> = Vec::new();
     let mut row_groups = Vec::new();
     let file_end = file.size_bytes;
     let clip = |r: ByteRange| ByteRange::new(r.start.min(file_end), r.end.min(file_end));
     let mut read_columns: Vec<u32> = input.prewhere_columns.to_vec();
-    read_columns.extend(input.main_columns.iter().filter(|c| !input.prewhere_columns.contains(c)));
+    read_columns.extend(
+        input
+            .main_columns
+            .iter()
+            .filter(|c| !input.prewhere_columns.contains(c)),
+    );
 
     let rg_end = input.row_groups.end.min(file.row_groups.len() as u32);
     for rg_index in input.row_groups.start..rg_end {
-        let Some(rg) = file.row_groups.get(rg_index as usize) else { break };
+        let Some(rg) = file.row_groups.get(rg_index as usize) else {
+            break;
+        };
         if rg.num_rows == 0
-            || !chance(input.row_group_keep_fraction, input.seed, Decision::MinMax, input.file_index, rg_index as u64, 0)
+            || !chance(
+                input.row_group_keep_fraction,
+                input.seed,
+                Decision::MinMax,
+                input.file_index,
+                rg_index as u64,
+                0,
+            )
         {
             continue;
         }
         let chunk = |c: u32| rg.columns.get(c as usize);
         let pos = row_groups.len() as u32;
         let first_step = steps.len() as u32;
-        let push_step = |b: &mut Builder, steps: &mut Vec<Step>, kind: StepKind, cands: Vec<u32>, deps: Vec<u32>| -> u32 {
+        let push_step = |b: &mut Builder,
+                         steps: &mut Vec<Step>,
+                         kind: StepKind,
+                         cands: Vec<u32>,
+                         deps: Vec<u32>|
+         -> u32 {
             steps.push(Step {
                 rg: pos,
                 kind,
@@ -235,15 +262,19 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             let mut headers = Vec::new();
             let mut blocks = Vec::new();
             for &(c, loc) in &blooms {
-                let len = loc.len.map_or(BLOOM_HEADER_GUESS_BYTES, |l| (l as u64).min(BLOOM_HEADER_GUESS_BYTES));
-                let header = clip(ByteRange::with_len(loc.offset, len));
+                let len = loc.len.map_or(BLOOM_HEADER_GUESS_BYTES, |l| {
+                    (l as u64).min(BLOOM_HEADER_GUESS_BYTES)
+                });
+                let header = clip(ByteRange::new(loc.offset, loc.offset.saturating_add(len)));
                 if !header.is_empty() {
                     headers.push(b.add(header, 0, ReadKind::BloomHeader));
                 }
                 // Known length: blocks lie in the bitset after the header; unknown: assume a
                 // bitset of 4 blocks per probe.
                 let n_blocks = match loc.len {
-                    Some(l) => (l as u64).saturating_sub(BLOOM_HEADER_GUESS_BYTES) / BLOOM_BLOCK_BYTES,
+                    Some(l) => {
+                        (l as u64).saturating_sub(BLOOM_HEADER_GUESS_BYTES) / BLOOM_BLOCK_BYTES
+                    }
                     None => 4 * input.bloom_probes as u64,
                 };
                 if n_blocks == 0 {
@@ -251,27 +282,51 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
                 }
                 let mut picked: Vec<u64> = (0..input.bloom_probes as u64)
                     .map(|p| {
-                        splitmix64(input.seed ^ splitmix64(((input.file_index as u64) << 32) ^ ((rg_index as u64) << 12) ^ c as u64) ^ p)
-                            % n_blocks
+                        splitmix64(
+                            input.seed
+                                ^ splitmix64(
+                                    ((input.file_index as u64) << 32)
+                                        ^ ((rg_index as u64) << 12)
+                                        ^ c as u64,
+                                )
+                                ^ p,
+                        ) % n_blocks
                     })
                     .collect();
                 picked.sort_unstable();
                 picked.dedup();
                 let group = b.group();
                 for i in picked {
-                    let start = loc.offset + BLOOM_HEADER_GUESS_BYTES + i * BLOOM_BLOCK_BYTES;
-                    let r = clip(ByteRange::with_len(start, BLOOM_BLOCK_BYTES));
+                    let start = loc
+                        .offset
+                        .saturating_add(BLOOM_HEADER_GUESS_BYTES + i * BLOOM_BLOCK_BYTES);
+                    let r = clip(ByteRange::new(
+                        start,
+                        start.saturating_add(BLOOM_BLOCK_BYTES),
+                    ));
                     if !r.is_empty() {
                         blocks.push(b.add(r, group, ReadKind::BloomBlocks));
                     }
                 }
             }
             if !headers.is_empty() {
-                header_step = Some(push_step(&mut b, &mut steps, StepKind::BloomHeader, headers, Vec::new()));
+                header_step = Some(push_step(
+                    &mut b,
+                    &mut steps,
+                    StepKind::BloomHeader,
+                    headers,
+                    Vec::new(),
+                ));
             }
             if !blocks.is_empty() {
                 let deps = header_step.into_iter().collect();
-                blocks_step = Some(push_step(&mut b, &mut steps, StepKind::BloomBlocks, blocks, deps));
+                blocks_step = Some(push_step(
+                    &mut b,
+                    &mut steps,
+                    StepKind::BloomBlocks,
+                    blocks,
+                    deps,
+                ));
             }
         }
         let bloom_decision_step = blocks_step.or(header_step);
@@ -285,8 +340,18 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
         let dict_step = if dicts.is_empty() {
             None
         } else {
-            let deps = if input.planned { Vec::new() } else { header_step.into_iter().collect() };
-            Some(push_step(&mut b, &mut steps, StepKind::Dictionary, dicts, deps))
+            let deps = if input.planned {
+                Vec::new()
+            } else {
+                header_step.into_iter().collect()
+            };
+            Some(push_step(
+                &mut b,
+                &mut steps,
+                StepKind::Dictionary,
+                dicts,
+                deps,
+            ))
         };
 
         // Column indexes (condition columns) and offset indexes (columns read).
@@ -316,24 +381,43 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             Some(push_step(&mut b, &mut steps, StepKind::Indexes, idx, deps))
         };
         // Page steps wait for every earlier stage of their row group.
-        let stage_deps: Vec<u32> = bloom_decision_step.into_iter().chain(dict_step).chain(index_step).collect();
+        let stage_deps: Vec<u32> = bloom_decision_step
+            .into_iter()
+            .chain(dict_step)
+            .chain(index_step)
+            .collect();
 
         // Row slices: which survive page pruning, which pass PREWHERE.
         let rows = rg.num_rows;
         let slice_rows = rows.div_ceil(SLICES_PER_ROW_GROUP).max(1);
         let n_slices = rows.div_ceil(slice_rows);
         let prune_pages = column_index_present && input.page_keep_fraction < 1.0;
-        let mut kept_ps = vec![0u64; n_slices as usize + 1];
-        let mut pass_ps = vec![0u64; n_slices as usize + 1];
+        let mut kept_ps = vec![0u64];
+        let mut pass_ps = vec![0u64];
         for s in 0..n_slices {
             let kept = !prune_pages
-                || chance(input.page_keep_fraction, input.seed, Decision::PageSlice, input.file_index, rg_index as u64, s);
+                || chance(
+                    input.page_keep_fraction,
+                    input.seed,
+                    Decision::PageSlice,
+                    input.file_index,
+                    rg_index as u64,
+                    s,
+                );
             let pass = kept
                 && (input.prewhere_columns.is_empty()
-                    || chance(input.prewhere_selectivity, input.seed, Decision::Prewhere, input.file_index, rg_index as u64, s));
-            let i = s as usize;
-            kept_ps[i + 1] = kept_ps[i] + kept as u64;
-            pass_ps[i + 1] = pass_ps[i] + pass as u64;
+                    || chance(
+                        input.prewhere_selectivity,
+                        input.seed,
+                        Decision::Prewhere,
+                        input.file_index,
+                        rg_index as u64,
+                        s,
+                    ));
+            let k = kept_ps.last().copied().unwrap_or(0) + kept as u64;
+            let p = pass_ps.last().copied().unwrap_or(0) + pass as u64;
+            kept_ps.push(k);
+            pass_ps.push(p);
         }
         let any = |ps: &[u64], lo_row: u64, hi_row: u64| -> bool {
             if lo_row >= hi_row {
@@ -362,16 +446,22 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
         let paged = |ch: &ColumnChunk| input.use_offset_index && ch.offset_index().is_some();
         let all_paged = read_columns.iter().all(|&c| chunk(c).is_some_and(paged));
         let sub_rows = if input.subgroups && all_paged {
-            let bytes: u64 = read_columns.iter().filter_map(|&c| chunk(c)).map(|ch| ch.uncompressed_bytes).sum();
+            let bytes: u64 = read_columns
+                .iter()
+                .filter_map(|&c| chunk(c))
+                .map(|ch| ch.uncompressed_bytes)
+                .sum();
             let per_row = (bytes / rows).max(1);
-            (SUBGROUP_TARGET_BYTES / per_row).min(SUBGROUP_MAX_ROWS).max(SUBGROUP_MIN_ROWS)
+            (SUBGROUP_TARGET_BYTES / per_row).clamp(SUBGROUP_MIN_ROWS, SUBGROUP_MAX_ROWS)
         } else {
             rows
         };
         let n_sub = rows.div_ceil(sub_rows);
         // Per column: its pages as (row span, byte range), or one whole-chunk "page".
         let column_pages = |c: u32| -> Vec<(u64, u64, ByteRange)> {
-            let Some(ch) = chunk(c) else { return Vec::new() };
+            let Some(ch) = chunk(c) else {
+                return Vec::new();
+            };
             if ch.data_len == 0 {
                 return Vec::new();
             }
@@ -381,7 +471,9 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
                     list.iter()
                         .enumerate()
                         .map(|(i, p)| {
-                            let end_row = list.get(i + 1).map_or(rows, |n| n.first_row_index.min(rows));
+                            let end_row = list
+                                .get(i + 1)
+                                .map_or(rows, |n| n.first_row_index.min(rows));
                             (p.first_row_index.min(rows), end_row, clip(p.range()))
                         })
                         .collect()
@@ -389,13 +481,23 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
                 None => vec![(0, rows, clip(ch.data_pages()))],
             }
         };
-        let mut columns_data: Vec<(u32, Vec<(u64, u64, ByteRange)>, u32, bool)> = Vec::new();
+        let mut columns_data: Vec<ColumnPages> = Vec::new();
         for &c in &read_columns {
             let pages = column_pages(c);
-            let split = pages.len() > 1 || chunk(c).is_some_and(paged);
+            // A one-page chunk is a whole range, not a split one.
+            let split = pages.len() > 1;
             let group = if split { b.group() } else { 0 };
             columns_data.push((c, pages, group, input.prewhere_columns.contains(&c)));
         }
+        // Planned issue: when no page is pruned and the row group is one subgroup, its pages are
+        // the whole chunks, known from the footer: they need not wait for the offset index.
+        let whole_chunks =
+            input.planned && !prune_pages && input.prewhere_columns.is_empty() && n_sub == 1;
+        let stage_deps: Vec<u32> = if whole_chunks {
+            bloom_decision_step.into_iter().chain(dict_step).collect()
+        } else {
+            stage_deps
+        };
         let mut cursors = vec![0usize; columns_data.len()];
         let mut subgroups = 0;
         for k in 0..n_sub {
@@ -435,9 +537,18 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             }
             let sub = subgroups;
             let mut last = None;
-            let has_main_columns = !input.main_columns.iter().all(|c| input.prewhere_columns.contains(c));
+            let has_main_columns = !input
+                .main_columns
+                .iter()
+                .all(|c| input.prewhere_columns.contains(c));
             if !pw.0.is_empty() {
-                let s = push_step(&mut b, &mut steps, StepKind::Prewhere(sub), pw.0, stage_deps.clone());
+                let s = push_step(
+                    &mut b,
+                    &mut steps,
+                    StepKind::Prewhere(sub),
+                    pw.0,
+                    stage_deps.clone(),
+                );
                 if let Some(st) = steps.get_mut(s as usize) {
                     st.compressed_bytes = pw.1;
                     st.decoded_bytes = pw.2;
@@ -473,14 +584,24 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             steps: first_step..steps.len() as u32,
             bloom_decision_step,
             dropped_by_bloom: bloom_decision_step.is_some()
-                && chance(input.bloom_drop_fraction, input.seed, Decision::Bloom, input.file_index, rg_index as u64, 0),
+                && chance(
+                    input.bloom_drop_fraction,
+                    input.seed,
+                    Decision::Bloom,
+                    input.file_index,
+                    rg_index as u64,
+                    0,
+                ),
             subgroups,
         });
     }
     let (entries, map) = merge_candidates(&b.candidates);
     let mut entry_consumers = vec![0u32; entries.len()];
     for (step, cands) in steps.iter_mut().zip(&b.step_candidates) {
-        let mut e: Vec<u32> = cands.iter().filter_map(|&c| map.get(c as usize).copied()).collect();
+        let mut e: Vec<u32> = cands
+            .iter()
+            .filter_map(|&c| map.get(c as usize).copied())
+            .collect();
         e.sort_unstable();
         e.dedup();
         for &i in &e {
@@ -490,23 +611,36 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
         }
         step.entries = e;
     }
-    FilePlan { entries, entry_consumers, row_groups, steps }
+    FilePlan {
+        entries,
+        entry_consumers,
+        row_groups,
+        steps,
+    }
 }
 
 /// Sorts candidates and merges overlapping ones (touching ones stay apart); returns the
 /// entries and, per candidate, its entry.
 fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<u32>) {
-    let mut order: Vec<u32> = (0..c.len() as u32).filter(|&i| c.get(i as usize).is_some_and(|x| !x.range.is_empty())).collect();
+    let mut order: Vec<u32> = (0..c.len() as u32)
+        .filter(|&i| c.get(i as usize).is_some_and(|x| !x.range.is_empty()))
+        .collect();
     order.sort_by_key(|&i| c.get(i as usize).map(|x| (x.range.start, x.range.end)));
     let mut entries: Vec<Entry> = Vec::new();
     let mut map = vec![u32::MAX; c.len()];
     for i in order {
-        let Some(cand) = c.get(i as usize) else { continue };
+        let Some(cand) = c.get(i as usize) else {
+            continue;
+        };
         match entries.last_mut() {
             Some(last) if cand.range.start < last.range.end => {
                 last.range.end = last.range.end.max(cand.range.end);
             }
-            _ => entries.push(Entry { range: cand.range, group: cand.group, kind: cand.kind }),
+            _ => entries.push(Entry {
+                range: cand.range,
+                group: cand.group,
+                kind: cand.kind,
+            }),
         }
         if let Some(m) = map.get_mut(i as usize) {
             *m = (entries.len() - 1) as u32;
@@ -542,30 +676,62 @@ mod tests {
 
     #[test]
     fn plain_scan_reads_every_page_of_the_selected_columns_once() {
-        let t = table(&TableShape { files: 1, row_groups: 3, columns: 4, pages: 5, ..TableShape::default() });
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 3,
+            columns: 4,
+            pages: 5,
+            ..TableShape::default()
+        });
         let file = &t.files[0];
         let plan = plan_file(file, &input(&[1, 3], 0..3));
         assert_eq!(plan.row_groups.len(), 3);
-        let needed_pages: u64 = plan.entries.iter().filter(|e| e.kind == ReadKind::DataPages).map(|e| e.range.len()).sum();
-        let expected: u64 = file.row_groups.iter().map(|rg| rg.columns[1].data_len + rg.columns[3].data_len).sum();
+        let needed_pages: u64 = plan
+            .entries
+            .iter()
+            .filter(|e| e.kind == ReadKind::DataPages)
+            .map(|e| e.range.len())
+            .sum();
+        let expected: u64 = file
+            .row_groups
+            .iter()
+            .map(|rg| rg.columns[1].data_len + rg.columns[3].data_len)
+            .sum();
         assert_eq!(needed_pages, expected);
         let delivered: u64 = plan.steps.iter().map(|s| s.deliver_rows).sum();
         assert_eq!(delivered, file.num_rows());
         // Entries sorted and disjoint.
-        assert!(plan.entries.windows(2).all(|w| w[0].range.end <= w[1].range.start));
+        assert!(plan
+            .entries
+            .windows(2)
+            .all(|w| w[0].range.end <= w[1].range.start));
         // Offset indexes of both columns in every row group, dictionaries too.
-        let oi = plan.entries.iter().filter(|e| e.kind == ReadKind::OffsetIndex).count();
+        let oi = plan
+            .entries
+            .iter()
+            .filter(|e| e.kind == ReadKind::OffsetIndex)
+            .count();
         assert_eq!(oi, 6);
     }
 
     #[test]
     fn pruning_fractions_shrink_the_plan() {
-        let t = table(&TableShape { files: 1, row_groups: 40, columns: 3, pages: 8, ..TableShape::default() });
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 40,
+            columns: 3,
+            pages: 8,
+            ..TableShape::default()
+        });
         let file = &t.files[0];
         let mut q = input(&[0, 1], 0..40);
         q.row_group_keep_fraction = 0.5;
         let half = plan_file(file, &q);
-        assert!((10..30).contains(&half.row_groups.len()), "{}", half.row_groups.len());
+        assert!(
+            (10..30).contains(&half.row_groups.len()),
+            "{}",
+            half.row_groups.len()
+        );
         let mut q = input(&[0, 1], 0..40);
         q.column_index_columns = &[0];
         q.page_keep_fraction = 0.25;
@@ -573,22 +739,43 @@ mod tests {
         let rows: u64 = pruned.steps.iter().map(|s| s.deliver_rows).sum();
         let all = file.num_rows();
         assert!(rows * 10 < all * 4 && rows * 10 > all, "{rows} of {all}");
-        let pages = |p: &FilePlan| p.entries.iter().filter(|e| e.kind == ReadKind::DataPages).count();
+        let pages = |p: &FilePlan| {
+            p.entries
+                .iter()
+                .filter(|e| e.kind == ReadKind::DataPages)
+                .count()
+        };
         assert!(pages(&pruned) < pages(&plan_file(file, &input(&[0, 1], 0..40))));
     }
 
     #[test]
     fn prewhere_splits_each_subgroup_in_two_steps() {
-        let t = table(&TableShape { files: 1, row_groups: 2, columns: 3, pages: 8, ..TableShape::default() });
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 2,
+            columns: 3,
+            pages: 8,
+            ..TableShape::default()
+        });
         let mut q = input(&[0, 1, 2], 0..2);
         q.prewhere_columns = &[0];
         q.prewhere_selectivity = 0.3;
         let plan = plan_file(&t.files[0], &q);
-        let pw: Vec<&Step> = plan.steps.iter().filter(|s| matches!(s.kind, StepKind::Prewhere(_))).collect();
+        let pw: Vec<&Step> = plan
+            .steps
+            .iter()
+            .filter(|s| matches!(s.kind, StepKind::Prewhere(_)))
+            .collect();
         assert!(!pw.is_empty());
-        for s in plan.steps.iter().filter(|s| matches!(s.kind, StepKind::Main(_))) {
+        for s in plan
+            .steps
+            .iter()
+            .filter(|s| matches!(s.kind, StepKind::Main(_)))
+        {
             let dep = s.deps[0] as usize;
-            assert!(matches!(plan.steps[dep].kind, StepKind::Prewhere(n) if n == s.kind.subgroup()));
+            assert!(
+                matches!(plan.steps[dep].kind, StepKind::Prewhere(n) if n == s.kind.subgroup())
+            );
         }
         let rows: u64 = plan.steps.iter().map(|s| s.deliver_rows).sum();
         assert!(rows < t.files[0].num_rows());
@@ -596,13 +783,28 @@ mod tests {
 
     #[test]
     fn coupled_stages_chain_and_planned_ones_do_not() {
-        let t = table(&TableShape { files: 1, row_groups: 1, columns: 2, pages: 2, bloom: true, ..TableShape::default() });
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 1,
+            columns: 2,
+            pages: 2,
+            bloom: true,
+            ..TableShape::default()
+        });
         let mut q = input(&[0, 1], 0..1);
         q.bloom_columns = &[0];
         q.bloom_probes = 3;
         let coupled = plan_file(&t.files[0], &q);
         let kinds: Vec<StepKind> = coupled.steps.iter().map(|s| s.kind).collect();
-        assert_eq!(&kinds[..4], &[StepKind::BloomHeader, StepKind::BloomBlocks, StepKind::Dictionary, StepKind::Indexes]);
+        assert_eq!(
+            &kinds[..4],
+            &[
+                StepKind::BloomHeader,
+                StepKind::BloomBlocks,
+                StepKind::Dictionary,
+                StepKind::Indexes
+            ]
+        );
         assert_eq!(coupled.steps[3].deps, vec![1, 2]);
         q.planned = true;
         let planned = plan_file(&t.files[0], &q);

@@ -74,7 +74,9 @@ impl QuerySpec {
             }
         }
         if self.columns.is_empty() && self.prewhere_columns.is_empty() {
-            return Err(PlanError::Query("no columns selected; name at least one column".into()));
+            return Err(PlanError::Query(
+                "no columns selected; name at least one column".into(),
+            ));
         }
         let n_files = table.files.len();
         for &f in &self.files {

@@ -200,14 +200,23 @@ impl Strategy {
         }
     }
 
-    fn peer(name: &str, family: Family, reads: u32, ahead: u32, footer: FooterRead) -> Result<Strategy, StrategyError> {
+    fn peer(
+        name: &str,
+        family: Family,
+        reads: u32,
+        ahead: u32,
+        footer: FooterRead,
+    ) -> Result<Strategy, StrategyError> {
         let mut s = Strategy::clickhouse(name);
         s.family = family;
-        s.peer_policy = Some(CoalescePolicy::preset(name).map_err(|e| StrategyError::UnknownPreset {
-            name: name.into(),
-            suggestion: String::new(),
-            known: e.to_string(),
-        })?);
+        s.peer_policy =
+            Some(
+                CoalescePolicy::preset(name).map_err(|e| StrategyError::UnknownPreset {
+                    name: name.into(),
+                    suggestion: String::new(),
+                    known: e.to_string(),
+                })?,
+            );
         s.max_concurrent_reads_per_file = reads;
         s.row_groups_ahead = ahead;
         s.footer = footer;
@@ -235,7 +244,8 @@ impl Strategy {
             }
             "arrow-rs" => Strategy::peer(name, Family::ArrowRs, 10, 0, FooterRead::ArrowRs)?,
             "arrow-cpp" => {
-                let mut s = Strategy::peer(name, Family::ArrowCpp, 0, 0, FooterRead::Tail(64 * KIB))?;
+                let mut s =
+                    Strategy::peer(name, Family::ArrowCpp, 0, 0, FooterRead::Tail(64 * KIB))?;
                 s.max_io_threads = 8;
                 s
             }
@@ -247,10 +257,20 @@ impl Strategy {
                 s.read_whole_file_below_bytes = 3_000_000;
                 s
             }
-            "hadoop-s3a" => Strategy::peer(name, Family::HadoopS3a, 4, 0, FooterRead::Tail(64 * KIB))?,
+            "hadoop-s3a" => {
+                Strategy::peer(name, Family::HadoopS3a, 4, 0, FooterRead::Tail(64 * KIB))?
+            }
             "polars" => {
-                let mut s = Strategy::peer(name, Family::Polars, 0, u32::MAX, FooterRead::Tail(64 * KIB))?;
+                let mut s = Strategy::peer(
+                    name,
+                    Family::Polars,
+                    0,
+                    u32::MAX,
+                    FooterRead::Tail(64 * KIB),
+                )?;
+                // The budget is the fit alone: a token floor, and 4 x 1 MiB under it.
                 s.min_bytes_in_flight = 1;
+                s.bytes_per_read_task = MIB;
                 s
             }
             _ => {
@@ -296,18 +316,31 @@ impl Strategy {
                 self.storage = match v {
                     "remote" => Storage::Remote,
                     "local" => Storage::Local,
-                    _ => return Err(invalid(key, value, "not a storage kind".into(), "`remote` or `local`")),
+                    _ => {
+                        return Err(invalid(
+                            key,
+                            value,
+                            "not a storage kind".into(),
+                            "`remote` or `local`",
+                        ))
+                    }
                 }
             }
             "max_threads" => self.max_threads = parse_threads(key, value, false)?,
             "max_parsing_threads" => self.max_parsing_threads = parse_threads(key, value, false)?,
             "max_download_threads" => self.max_download_threads = parse_threads(key, value, false)?,
-            "input_format_parquet_max_io_threads" => self.max_io_threads = parse_threads(key, value, true)?,
-            "remote_read_min_bytes_for_seek" => self.remote_read_min_bytes_for_seek = parse_size(key, value)?,
+            "input_format_parquet_max_io_threads" => {
+                self.max_io_threads = parse_threads(key, value, true)?
+            }
+            "remote_read_min_bytes_for_seek" => {
+                self.remote_read_min_bytes_for_seek = parse_size(key, value)?
+            }
             "input_format_parquet_local_file_min_bytes_for_seek" => {
                 self.local_file_min_bytes_for_seek = parse_size(key, value)?
             }
-            "input_format_parquet_coalesce_gap_bytes" => self.coalesce_gap_bytes = parse_size(key, value)?,
+            "input_format_parquet_coalesce_gap_bytes" => {
+                self.coalesce_gap_bytes = parse_size(key, value)?
+            }
             "input_format_parquet_max_read_amplification" => {
                 let ratio = parse_f64(key, value)?;
                 if !ratio.is_finite() || (ratio != 0.0 && ratio < 1.0) {
@@ -323,16 +356,27 @@ impl Strategy {
             "input_format_parquet_read_amplification_floor_bytes" => {
                 self.read_amplification_floor_bytes = parse_size(key, value)?
             }
-            "input_format_parquet_bytes_per_read_task" => self.bytes_per_read_task = parse_size(key, value)?,
-            "input_format_parquet_min_bytes_in_flight" => self.min_bytes_in_flight = parse_size(key, value)?,
+            "input_format_parquet_bytes_per_read_task" => {
+                self.bytes_per_read_task = parse_size(key, value)?
+            }
+            "input_format_parquet_min_bytes_in_flight" => {
+                self.min_bytes_in_flight = parse_size(key, value)?
+            }
             "input_format_parquet_memory_high_watermark" => {
                 let b = parse_size(key, value)?;
                 if b == 0 {
-                    return Err(invalid(key, value, "no memory at all".into(), "a size > 0, e.g. 4GiB"));
+                    return Err(invalid(
+                        key,
+                        value,
+                        "no memory at all".into(),
+                        "a size > 0, e.g. 4GiB",
+                    ));
                 }
                 self.memory_high_watermark = b;
             }
-            "input_format_parquet_memory_low_watermark" => self.memory_low_watermark = parse_size(key, value)?,
+            "input_format_parquet_memory_low_watermark" => {
+                self.memory_low_watermark = parse_size(key, value)?
+            }
             "input_format_parquet_compressed_memory_fraction" => {
                 let f = parse_f64(key, value)?;
                 if !(0.0..0.95).contains(&f) {
@@ -345,32 +389,52 @@ impl Strategy {
                 }
                 self.compressed_memory_fraction = f;
             }
-            "input_format_parquet_files_prefetch_ahead" => self.files_prefetch_ahead = parse_u32(key, value)?,
+            "input_format_parquet_files_prefetch_ahead" => {
+                self.files_prefetch_ahead = parse_u32(key, value)?
+            }
             "input_format_parquet_parallel_subgroups" => {
                 self.parallel_subgroups = parse_threads(key, value, false)?
             }
-            "input_format_parquet_use_offset_index" => self.use_offset_index = parse_bool(key, value)?,
+            "input_format_parquet_use_offset_index" => {
+                self.use_offset_index = parse_bool(key, value)?
+            }
             "row_group_buckets" => self.row_group_buckets = parse_bool(key, value)?,
             "row_group_buckets_min_row_groups" => {
                 self.row_group_buckets_min_row_groups = parse_threads(key, value, false)?
             }
-            "max_concurrent_reads_per_file" => self.max_concurrent_reads_per_file = parse_u32(key, value)?,
+            "max_concurrent_reads_per_file" => {
+                self.max_concurrent_reads_per_file = parse_u32(key, value)?
+            }
             "row_groups_ahead" => {
-                self.row_groups_ahead = if v == "unlimited" { u32::MAX } else { parse_u32(key, value)? }
+                self.row_groups_ahead = if v == "unlimited" {
+                    u32::MAX
+                } else {
+                    parse_u32(key, value)?
+                }
             }
             "footer_tail_bytes" => {
                 let b = parse_size(key, value)?;
                 if b > 0 && b < 8 {
-                    return Err(invalid(key, value, "shorter than the 8-byte length and magic".into(), "0 or at least 8B"));
+                    return Err(invalid(
+                        key,
+                        value,
+                        "shorter than the 8-byte length and magic".into(),
+                        "0 or at least 8B",
+                    ));
                 }
                 if b > 0 {
                     self.footer = FooterRead::Tail(b);
                 }
             }
-            "read_whole_file_below_bytes" => self.read_whole_file_below_bytes = parse_size(key, value)?,
+            "read_whole_file_below_bytes" => {
+                self.read_whole_file_below_bytes = parse_size(key, value)?
+            }
             _ => {
                 let known = SETTINGS.iter().map(|(k, _)| *k);
-                return Err(StrategyError::UnknownSetting { key: key.into(), suggestion: suggest(key, known) });
+                return Err(StrategyError::UnknownSetting {
+                    key: key.into(),
+                    suggestion: suggest(key, known),
+                });
             }
         }
         Ok(())
@@ -378,7 +442,10 @@ impl Strategy {
 
     /// Every setting with its current value (with units) and a one-line doc, in a fixed order.
     pub fn settings(&self) -> Vec<(&'static str, String, &'static str)> {
-        SETTINGS.iter().map(|(k, doc)| (*k, self.value_of(k), *doc)).collect()
+        SETTINGS
+            .iter()
+            .map(|(k, doc)| (*k, self.value_of(k), *doc))
+            .collect()
     }
 
     fn value_of(&self, key: &str) -> String {
@@ -396,15 +463,23 @@ impl Strategy {
             "max_download_threads" => self.max_download_threads.to_string(),
             "input_format_parquet_max_io_threads" => self.max_io_threads.to_string(),
             "remote_read_min_bytes_for_seek" => b(self.remote_read_min_bytes_for_seek),
-            "input_format_parquet_local_file_min_bytes_for_seek" => b(self.local_file_min_bytes_for_seek),
+            "input_format_parquet_local_file_min_bytes_for_seek" => {
+                b(self.local_file_min_bytes_for_seek)
+            }
             "input_format_parquet_coalesce_gap_bytes" => b(self.coalesce_gap_bytes),
-            "input_format_parquet_max_read_amplification" => self.max_read_amplification.to_string(),
-            "input_format_parquet_read_amplification_floor_bytes" => b(self.read_amplification_floor_bytes),
+            "input_format_parquet_max_read_amplification" => {
+                self.max_read_amplification.to_string()
+            }
+            "input_format_parquet_read_amplification_floor_bytes" => {
+                b(self.read_amplification_floor_bytes)
+            }
             "input_format_parquet_bytes_per_read_task" => b(self.bytes_per_read_task),
             "input_format_parquet_min_bytes_in_flight" => b(self.min_bytes_in_flight),
             "input_format_parquet_memory_high_watermark" => b(self.memory_high_watermark),
             "input_format_parquet_memory_low_watermark" => b(self.memory_low_watermark),
-            "input_format_parquet_compressed_memory_fraction" => self.compressed_memory_fraction.to_string(),
+            "input_format_parquet_compressed_memory_fraction" => {
+                self.compressed_memory_fraction.to_string()
+            }
             "input_format_parquet_files_prefetch_ahead" => self.files_prefetch_ahead.to_string(),
             "input_format_parquet_parallel_subgroups" => self.parallel_subgroups.to_string(),
             "input_format_parquet_use_offset_index" => self.use_offset_index.to_string(),
@@ -424,7 +499,10 @@ impl Strategy {
 
     /// Whether mechanism `Rn` (1..=10) is on.
     pub fn mechanism(&self, n: usize) -> bool {
-        n.checked_sub(1).and_then(|i| self.r.get(i)).copied().unwrap_or(false)
+        n.checked_sub(1)
+            .and_then(|i| self.r.get(i))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// R3: the driver's filesystem cache should honour per-query alignment and background
@@ -502,7 +580,11 @@ impl Strategy {
     /// stream (or 4 reads per stream when unlimited): an assumption, stated so.
     pub fn io_threads(&self) -> u32 {
         if self.family != Family::ClickHouse && self.max_io_threads == 0 {
-            let per_file = if self.max_concurrent_reads_per_file == 0 { 4 } else { self.max_concurrent_reads_per_file };
+            let per_file = if self.max_concurrent_reads_per_file == 0 {
+                4
+            } else {
+                self.max_concurrent_reads_per_file
+            };
             return self.max_threads.saturating_mul(per_file).max(1);
         }
         readahead::io_pool_size(&self.io_pool_settings()).unwrap_or(1)
@@ -527,40 +609,72 @@ impl Strategy {
         ControllerConfig {
             min_bytes_in_flight: if planned { self.min_bytes_in_flight } else { 0 },
             bytes_per_read_task: self.resolved_bytes_per_read_task(),
-            io_threads: if self.family == Family::Polars { 1 } else { self.io_threads() },
+            io_threads: if self.family == Family::Polars {
+                1
+            } else {
+                self.io_threads()
+            },
             count_queued_bytes: !self.mechanism(7),
         }
     }
 }
 
 fn invalid(key: &str, value: &str, why: String, expected: &'static str) -> StrategyError {
-    StrategyError::InvalidValue { key: key.into(), value: value.into(), why, expected }
+    StrategyError::InvalidValue {
+        key: key.into(),
+        value: value.into(),
+        why,
+        expected,
+    }
 }
 
 fn parse_size(key: &str, value: &str) -> Result<u64, StrategyError> {
-    units::parse_bytes(value).map_err(|e| invalid(key, value, e.to_string(), "a size with a unit, e.g. 2MiB or 256KiB"))
+    units::parse_bytes(value).map_err(|e| {
+        invalid(
+            key,
+            value,
+            e.to_string(),
+            "a size with a unit, e.g. 2MiB or 256KiB",
+        )
+    })
 }
 
 fn parse_u32(key: &str, value: &str) -> Result<u32, StrategyError> {
-    let n = units::parse_count(value).map_err(|e| invalid(key, value, e.to_string(), "a whole number, e.g. 8"))?;
-    u32::try_from(n).map_err(|_| invalid(key, value, "too large".into(), "a whole number below 2^32"))
+    let n = units::parse_count(value)
+        .map_err(|e| invalid(key, value, e.to_string(), "a whole number, e.g. 8"))?;
+    u32::try_from(n)
+        .map_err(|_| invalid(key, value, "too large".into(), "a whole number below 2^32"))
 }
 
 fn parse_threads(key: &str, value: &str, zero_ok: bool) -> Result<u32, StrategyError> {
     let n = parse_u32(key, value)?;
     if n == 0 && !zero_ok {
-        return Err(invalid(key, value, "0 would leave nothing to run on".into(), "at least 1"));
+        return Err(invalid(
+            key,
+            value,
+            "0 would leave nothing to run on".into(),
+            "at least 1",
+        ));
     }
     Ok(n)
 }
 
 fn parse_f64(key: &str, value: &str) -> Result<f64, StrategyError> {
-    let v: f64 = value
-        .trim()
-        .parse()
-        .map_err(|_| invalid(key, value, "not a number".into(), "a decimal number, e.g. 0.35"))?;
+    let v: f64 = value.trim().parse().map_err(|_| {
+        invalid(
+            key,
+            value,
+            "not a number".into(),
+            "a decimal number, e.g. 0.35",
+        )
+    })?;
     if !v.is_finite() || v < 0.0 {
-        return Err(invalid(key, value, "negative or not finite".into(), "a finite number >= 0"));
+        return Err(invalid(
+            key,
+            value,
+            "negative or not finite".into(),
+            "a finite number >= 0",
+        ));
     }
     Ok(v)
 }
@@ -613,12 +727,24 @@ mod tests {
     #[test]
     fn unknown_key_suggests_the_nearest() {
         let mut s = Strategy::preset("clickhouse-base").unwrap();
-        let e = s.set("input_format_parquet_coalesce_gap_byte", "1MiB").unwrap_err().to_string();
-        assert!(e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"), "{e}");
+        let e = s
+            .set("input_format_parquet_coalesce_gap_byte", "1MiB")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"),
+            "{e}"
+        );
         let e = Strategy::preset("arrow_rs").unwrap_err().to_string();
         assert!(e.contains("did you mean `arrow-rs`"), "{e}");
-        let e = s.set("input_format_parquet_prefetch_memory_fraction", "0.5").unwrap_err().to_string();
-        assert!(e.contains("input_format_parquet_compressed_memory_fraction"), "{e}");
+        let e = s
+            .set("input_format_parquet_prefetch_memory_fraction", "0.5")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("input_format_parquet_compressed_memory_fraction"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -626,8 +752,16 @@ mod tests {
         let mut s = Strategy::preset("clickhouse-redesign").unwrap();
         let cases = [
             ("input_format_parquet_max_read_amplification", "0.5", ">= 1"),
-            ("input_format_parquet_compressed_memory_fraction", "-0.1", ">= 0"),
-            ("input_format_parquet_compressed_memory_fraction", "0.97", "0.95"),
+            (
+                "input_format_parquet_compressed_memory_fraction",
+                "-0.1",
+                ">= 0",
+            ),
+            (
+                "input_format_parquet_compressed_memory_fraction",
+                "0.97",
+                "0.95",
+            ),
             ("max_threads", "0", "at least 1"),
             ("remote_read_min_bytes_for_seek", "4", "unit"),
             ("r1_partial_readiness", "maybe", "true or false"),
@@ -637,23 +771,34 @@ mod tests {
             let e = s.set(k, v).unwrap_err().to_string();
             assert!(e.contains(hint), "{k}={v}: {e}");
         }
-        assert_eq!(s, Strategy::preset("clickhouse-redesign").unwrap(), "a refused value changes nothing");
+        assert_eq!(
+            s,
+            Strategy::preset("clickhouse-redesign").unwrap(),
+            "a refused value changes nothing"
+        );
     }
 
     #[test]
     fn switches_pick_the_machinery() {
         let base = Strategy::preset("clickhouse-base").unwrap();
         assert!(!base.planned_issue());
-        assert!(matches!(base.coalesce_policy(), CoalescePolicy::ClickHouseBase { .. }));
+        assert!(matches!(
+            base.coalesce_policy(),
+            CoalescePolicy::ClickHouseBase { .. }
+        ));
         assert_eq!(base.io_threads(), 4);
         let mut r = base.clone();
         r.set("r2_bounded_coalescing", "true").unwrap();
-        assert!(matches!(r.coalesce_policy(), CoalescePolicy::ClickHouseRedesign { .. }));
+        assert!(matches!(
+            r.coalesce_policy(),
+            CoalescePolicy::ClickHouseRedesign { .. }
+        ));
         r.set("r6_io_pool_from_query", "true").unwrap();
         assert_eq!(r.io_threads(), 16);
         r.set("r5_issue_queue", "true").unwrap();
         assert!(r.planned_issue());
-        r.set("input_format_parquet_min_bytes_in_flight", "0").unwrap();
+        r.set("input_format_parquet_min_bytes_in_flight", "0")
+            .unwrap();
         assert!(!r.planned_issue(), "floor 0 disables planning");
         let local = {
             let mut l = base.clone();

@@ -4,7 +4,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use layout::{ByteRange, ColumnChunk, FileLayout, PageLocation, RowGroup, Schema, Table, NO_BLOOM_FILTER};
+use layout::{
+    ByteRange, ColumnChunk, FileLayout, PageLocation, RowGroup, Schema, Table, NO_BLOOM_FILTER,
+};
 
 use crate::types::{Action, CacheView, Event, NoCache, Object, ReadKind, ReadSource};
 use crate::Reader;
@@ -55,9 +57,16 @@ impl Default for TableShape {
 
 /// Builds a table of the given shape (every file identical in shape).
 pub fn table(shape: &TableShape) -> Table {
-    let schema = Schema { columns: (0..shape.columns).map(|c| format!("c{c}")).collect() };
+    let schema = Schema {
+        columns: (0..shape.columns).map(|c| format!("c{c}")).collect(),
+    };
     let files = (0..shape.files).map(|f| file(shape, f)).collect();
-    Table { schemas: vec![schema], files, iceberg: None, provenance: Default::default() }
+    Table {
+        schemas: vec![schema],
+        files,
+        iceberg: None,
+        provenance: Default::default(),
+    }
 }
 
 fn file(s: &TableShape, index: u32) -> FileLayout {
@@ -90,7 +99,10 @@ fn file(s: &TableShape, index: u32) -> FileLayout {
                 ..Default::default()
             });
         }
-        row_groups.push(RowGroup { num_rows: s.rows, columns });
+        row_groups.push(RowGroup {
+            num_rows: s.rows,
+            columns,
+        });
     }
     let ci_len = 16 + 8 * s.pages as u64;
     let oi_len = 4 + 20 * s.pages as u64;
@@ -232,10 +244,24 @@ impl FakeDriver {
                         at(first, Event::ReadFirstByte { id: r.id }, &mut seq);
                         let mut done = PROGRESS_BYTES;
                         while done < len {
-                            at(first + done * 1_000 / self.bytes_per_us.max(1), Event::ReadProgress { id: r.id, bytes_ready: done }, &mut seq);
+                            at(
+                                first + done * 1_000 / self.bytes_per_us.max(1),
+                                Event::ReadProgress {
+                                    id: r.id,
+                                    bytes_ready: done,
+                                },
+                                &mut seq,
+                            );
                             done += PROGRESS_BYTES;
                         }
-                        at(first + transfer, Event::ReadCompleted { id: r.id, source: ReadSource::Store }, &mut seq);
+                        at(
+                            first + transfer,
+                            Event::ReadCompleted {
+                                id: r.id,
+                                source: ReadSource::Store,
+                            },
+                            &mut seq,
+                        );
                         index_of.insert(r.id.0, reads.len());
                         reads.push(ReadRecord {
                             start_ns: now,
@@ -252,7 +278,11 @@ impl FakeDriver {
                     }
                     Action::Deliver(c) => {
                         consumers.push_back(c.id.0);
-                        at(now + self.consume_ns, Event::ChunkConsumed { id: c.id }, &mut seq);
+                        at(
+                            now + self.consume_ns,
+                            Event::ChunkConsumed { id: c.id },
+                            &mut seq,
+                        );
                     }
                 }
             }
@@ -284,7 +314,11 @@ impl FakeDriver {
                 reader.handle_timeout(now);
             }
         }
-        let mean = if now > 0 { area as f64 / now as f64 } else { 0.0 };
+        let mean = if now > 0 {
+            area as f64 / now as f64
+        } else {
+            0.0
+        };
         FakeRun {
             end_ns: now,
             reads,

@@ -225,12 +225,18 @@ pub struct Status {
 impl Status {
     /// `(budget name, bytes used now)` in the memory model's fixed order.
     pub fn memory_usage(&self) -> Vec<(String, u64)> {
-        self.memory.iter().map(|u| (u.budget.name().to_string(), u.usage_bytes)).collect()
+        self.memory
+            .iter()
+            .map(|u| (u.budget.name().to_string(), u.usage_bytes))
+            .collect()
     }
 
     /// `(budget name, peak bytes)` in the memory model's fixed order.
     pub fn peak_memory(&self) -> Vec<(String, u64)> {
-        self.memory.iter().map(|u| (u.budget.name().to_string(), u.peak_bytes)).collect()
+        self.memory
+            .iter()
+            .map(|u| (u.budget.name().to_string(), u.peak_bytes))
+            .collect()
     }
 }
 

@@ -591,11 +591,15 @@ mod tests {
             c.on_issue(t, id, 4_300_000, &mut events).unwrap();
             c.on_start(t, id).unwrap();
             c.on_first_byte(t + 30_000_000, id).unwrap();
-            c.on_complete(t + 75_000_000, id, ReadSource::Store, &mut events).unwrap();
+            c.on_complete(t + 75_000_000, id, ReadSource::Store, &mut events)
+                .unwrap();
         }
         let target = c.target_bytes();
         // 95.6 B/us x 30 ms x 16 threads x 2 = 91.7 MB.
-        assert!((85_000_000..100_000_000).contains(&target), "target {target}");
+        assert!(
+            (85_000_000..100_000_000).contains(&target),
+            "target {target}"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The IO thread pool: its size rule (R6) and a slot counter with a FIFO of waiting reads.
 
-use std::collections::VecDeque;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +60,12 @@ pub struct IoPool {
     capacity: u32,
     running: u32,
     peak_running: u32,
-    waiting: VecDeque<u64>,
+    /// Arrival sequence -> waiting read (the first entry is next); with the reverse map every
+    /// operation is O(log n).
+    waiting: BTreeMap<u64, u64>,
+    /// Waiting read -> its arrival sequence.
+    waiting_ids: BTreeMap<u64, u64>,
+    next_seq: u64,
 }
 
 impl IoPool {
@@ -76,7 +81,9 @@ impl IoPool {
             capacity,
             running: 0,
             peak_running: 0,
-            waiting: VecDeque::new(),
+            waiting: BTreeMap::new(),
+            waiting_ids: BTreeMap::new(),
+            next_seq: 0,
         })
     }
 
@@ -102,17 +109,17 @@ impl IoPool {
 
     /// Reads waiting for a slot.
     pub fn waiting(&self) -> usize {
-        self.waiting.len()
+        self.waiting_ids.len()
     }
 
     /// Whether `read_id` waits for a slot.
     pub fn is_waiting(&self, read_id: u64) -> bool {
-        self.waiting.contains(&read_id)
+        self.waiting_ids.contains_key(&read_id)
     }
 
     /// Whether a read submitted now would start at once.
     pub fn has_free_slot(&self) -> bool {
-        self.running < self.capacity && self.waiting.is_empty()
+        self.running < self.capacity && self.waiting_ids.is_empty()
     }
 
     fn occupy(&mut self) {
@@ -120,13 +127,18 @@ impl IoPool {
         self.peak_running = self.peak_running.max(self.running);
     }
 
-    /// Submits a read: it starts now if a thread is free and nobody waits, else it queues.
+    /// Submits a read: it starts now if a thread is free and nobody waits, else it queues
+    /// (submitting an id that already waits keeps its first place).
     pub fn submit(&mut self, read_id: u64) -> Slot {
         if self.has_free_slot() {
             self.occupy();
             Slot::Started
         } else {
-            self.waiting.push_back(read_id);
+            if !self.waiting_ids.contains_key(&read_id) {
+                self.waiting_ids.insert(read_id, self.next_seq);
+                self.waiting.insert(self.next_seq, read_id);
+                self.next_seq += 1;
+            }
             Slot::Queued
         }
     }
@@ -139,7 +151,7 @@ impl IoPool {
             return None;
         }
         self.running -= 1;
-        let next = self.waiting.pop_front()?;
+        let next = self.pop_waiting()?;
         self.occupy();
         Some(next)
     }
@@ -147,13 +159,16 @@ impl IoPool {
     /// Takes a waiting read out of the queue without giving it a slot (the base reader's decode
     /// thread that runs a still-queued read inline). Returns whether it was waiting.
     pub fn take_waiting(&mut self, read_id: u64) -> bool {
-        match self.waiting.iter().position(|&id| id == read_id) {
-            Some(index) => {
-                self.waiting.remove(index);
-                true
-            }
+        match self.waiting_ids.remove(&read_id) {
+            Some(seq) => self.waiting.remove(&seq).is_some(),
             None => false,
         }
+    }
+
+    fn pop_waiting(&mut self) -> Option<u64> {
+        let (_, id) = self.waiting.pop_first()?;
+        self.waiting_ids.remove(&id);
+        Some(id)
     }
 }
 
@@ -197,8 +212,14 @@ mod tests {
         assert_eq!(pool.submit(5), Slot::Queued);
         assert!(pool.take_waiting(4));
         assert!(!pool.take_waiting(4));
+        assert_eq!(
+            pool.submit(4),
+            Slot::Queued,
+            "re-submitted after being taken: goes last"
+        );
         assert_eq!(pool.release(), Some(3));
         assert_eq!(pool.release(), Some(5));
+        assert_eq!(pool.release(), Some(4));
         assert_eq!(pool.running(), 2);
         assert_eq!(pool.release(), None);
         assert_eq!(pool.release(), None);

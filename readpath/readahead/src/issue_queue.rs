@@ -4,7 +4,7 @@
 //! order, so the reader cannot deadlock. A Metadata-pool refusal at the head counts
 //! `ParquetIssueQueueStalls` (once per blocked head read).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -65,11 +65,18 @@ pub enum Blocked {
     Memory(Refusal),
 }
 
-/// One FIFO of planned reads (one per file, or per stream).
+/// One FIFO of planned reads (one per file, or per stream). Every operation is O(log n): the
+/// reads are kept by arrival sequence, with an index by `(row_group, subgroup)` so that finding
+/// the privileged read behind a blocked head never scans the queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssueQueue {
     stream: usize,
-    fifo: VecDeque<PlannedRead>,
+    /// Arrival sequence -> read: the first entry is the head.
+    fifo: BTreeMap<u64, PlannedRead>,
+    /// `(row_group, subgroup)` -> arrival sequences of its waiting reads.
+    by_subgroup: BTreeMap<(u32, u32), BTreeSet<u64>>,
+    next_seq: u64,
+    queued_bytes: u64,
     stalled_head: Option<u64>,
     last_blocked: Option<Blocked>,
 }
@@ -79,7 +86,10 @@ impl IssueQueue {
     pub fn new(stream: usize) -> IssueQueue {
         IssueQueue {
             stream,
-            fifo: VecDeque::new(),
+            fifo: BTreeMap::new(),
+            by_subgroup: BTreeMap::new(),
+            next_seq: 0,
+            queued_bytes: 0,
             stalled_head: None,
             last_blocked: None,
         }
@@ -92,8 +102,32 @@ impl IssueQueue {
 
     /// Appends a planned read; counts `ParquetPlannedReads`.
     pub fn push(&mut self, read: PlannedRead, events: &mut ProfileEvents) {
-        self.fifo.push_back(read);
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.insert(seq, read);
         events.add(ProfileEvent::ParquetPlannedReads, 1);
+    }
+
+    fn insert(&mut self, seq: u64, read: PlannedRead) {
+        self.queued_bytes = self.queued_bytes.saturating_add(read.bytes);
+        self.by_subgroup
+            .entry((read.row_group, read.subgroup))
+            .or_default()
+            .insert(seq);
+        self.fifo.insert(seq, read);
+    }
+
+    fn remove(&mut self, seq: u64) -> Option<PlannedRead> {
+        let read = self.fifo.remove(&seq)?;
+        self.queued_bytes = self.queued_bytes.saturating_sub(read.bytes);
+        let key = (read.row_group, read.subgroup);
+        if let Some(seqs) = self.by_subgroup.get_mut(&key) {
+            seqs.remove(&seq);
+            if seqs.is_empty() {
+                self.by_subgroup.remove(&key);
+            }
+        }
+        Some(read)
     }
 
     /// Reads waiting.
@@ -108,12 +142,12 @@ impl IssueQueue {
 
     /// Bytes of the reads waiting.
     pub fn queued_bytes(&self) -> u64 {
-        self.fifo.iter().map(|r| r.bytes).sum()
+        self.queued_bytes
     }
 
     /// The head, if any.
     pub fn peek(&self) -> Option<&PlannedRead> {
-        self.fifo.front()
+        self.fifo.first_key_value().map(|(_, read)| read)
     }
 
     /// Why the last [`poll`](Self::poll) returned `None` (`None` if it issued a read).
@@ -124,9 +158,16 @@ impl IssueQueue {
     /// Removes every waiting read of `row_group` (e.g. dropped by its bloom filter) and returns
     /// them in queue order. They were counted as planned; they are not issued.
     pub fn cancel_row_group(&mut self, row_group: u32) -> Vec<PlannedRead> {
-        let (cancelled, kept): (Vec<PlannedRead>, Vec<PlannedRead>) =
-            self.fifo.drain(..).partition(|r| r.row_group == row_group);
-        self.fifo = kept.into();
+        let mut seqs: Vec<u64> = self
+            .by_subgroup
+            .range((row_group, 0)..=(row_group, u32::MAX))
+            .flat_map(|(_, seqs)| seqs.iter().copied())
+            .collect();
+        seqs.sort_unstable();
+        let cancelled: Vec<PlannedRead> = seqs
+            .into_iter()
+            .filter_map(|seq| self.remove(seq))
+            .collect();
         if self
             .stalled_head
             .is_some_and(|id| cancelled.iter().any(|r| r.read_id == id))
@@ -148,13 +189,11 @@ impl IssueQueue {
         memory: &mut Memory,
         events: &mut ProfileEvents,
     ) -> Result<Option<Issued>, ReadaheadError> {
-        let is_privileged =
-            |read: &PlannedRead| context.privileged == Some((read.row_group, read.subgroup));
-        let Some(head) = self.fifo.front().copied() else {
+        let Some((&head_seq, &head)) = self.fifo.first_key_value() else {
             self.last_blocked = Some(Blocked::Empty);
             return Ok(None);
         };
-        let head_privileged = is_privileged(&head);
+        let head_privileged = context.privileged == Some((head.row_group, head.subgroup));
         let blocked = if head_privileged {
             None
         } else if !controller.can_issue(head.bytes) {
@@ -164,9 +203,11 @@ impl IssueQueue {
         } else {
             match memory.try_charge(self.request(&head, context, false))? {
                 Admission::Charged(charge) => {
-                    self.fifo.pop_front();
+                    self.remove(head_seq);
                     return self
-                        .issue(now_ns, head, charge, false, controller, events)
+                        .issue(
+                            now_ns, head_seq, head, charge, false, controller, memory, events,
+                        )
                         .map(Some);
                 }
                 Admission::Refused(refusal) => {
@@ -180,22 +221,23 @@ impl IssueQueue {
                 }
             }
         };
-        let position = if blocked.is_none() {
-            Some(0)
-        } else {
-            self.fifo.iter().position(is_privileged)
-        };
-        let Some(read) = position.and_then(|index| self.fifo.remove(index)) else {
+        let privileged_seq = context
+            .privileged
+            .and_then(|key| self.by_subgroup.get(&key))
+            .and_then(|seqs| seqs.first().copied());
+        let Some((seq, read)) =
+            privileged_seq.and_then(|seq| self.remove(seq).map(|read| (seq, read)))
+        else {
             self.last_blocked = blocked;
             return Ok(None);
         };
         match memory.try_charge(self.request(&read, context, true))? {
             Admission::Charged(charge) => self
-                .issue(now_ns, read, charge, true, controller, events)
+                .issue(now_ns, seq, read, charge, true, controller, memory, events)
                 .map(Some),
-            // A privileged request is always admitted; keep the read queued if that ever changes.
+            // A privileged request is always admitted; keep the read in place if that ever changes.
             Admission::Refused(refusal) => {
-                self.fifo.push_front(read);
+                self.insert(seq, read);
                 self.last_blocked = Some(Blocked::Memory(refusal));
                 Ok(None)
             }
@@ -217,20 +259,29 @@ impl IssueQueue {
         }
     }
 
+    /// Registers the read with the controller; if the controller refuses it (a duplicate id),
+    /// the read goes back to its place and its charge is released, so nothing leaks.
+    #[allow(clippy::too_many_arguments)]
     fn issue(
         &mut self,
         now_ns: u64,
+        seq: u64,
         read: PlannedRead,
         charge: Charge,
         privileged: bool,
         controller: &mut InFlightController,
+        memory: &mut Memory,
         events: &mut ProfileEvents,
     ) -> Result<Issued, ReadaheadError> {
+        if let Err(error) = controller.on_issue(now_ns, read.read_id, read.bytes, events) {
+            self.insert(seq, read);
+            memory.release(charge)?;
+            return Err(error);
+        }
         if self.stalled_head == Some(read.read_id) {
             self.stalled_head = None;
         }
         self.last_blocked = None;
-        controller.on_issue(now_ns, read.read_id, read.bytes, events)?;
         Ok(Issued {
             read,
             charge,
@@ -410,6 +461,28 @@ mod tests {
             .is_none());
         assert_eq!(events.parquet_issue_queue_stalls, 0);
         assert_eq!(events.parquet_read_tasks, 0);
+    }
+
+    #[test]
+    fn a_refused_issue_leaks_nothing() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        let mut memory = pools(4 << 30);
+        let mut queue = IssueQueue::new(0);
+        c.on_issue(0, 1, 10, &mut events).unwrap(); // id 1 already tracked: a caller bug
+        queue.push(read(1, MIB, MemoryClass::Dictionary, 0), &mut events);
+        queue.push(read(2, MIB, MemoryClass::Dictionary, 0), &mut events);
+        let result = queue.poll(0, &FREE, &mut c, &mut memory, &mut events);
+        assert_eq!(result, Err(ReadaheadError::DuplicateRead { read_id: 1 }));
+        assert_eq!(memory.total_usage_bytes(), 0);
+        assert_eq!(memory.outstanding_charges(), 0);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(
+            queue.peek().map(|r| r.read_id),
+            Some(1),
+            "the read keeps its place"
+        );
+        assert_eq!(queue.queued_bytes(), 2 * MIB);
     }
 
     #[test]

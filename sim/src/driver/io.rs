@@ -26,7 +26,6 @@ pub fn object_id(o: &Object) -> u64 {
 
 struct LiveRead {
     id: planner::ReadId,
-    object: u64,
     composite: CompositeRead,
     source: ReadSource,
 }
@@ -70,6 +69,8 @@ pub struct IoWorld {
     trace: Vec<TraceRow>,
     object_sizes: Vec<u64>,
     client_events: Vec<(u64, ClientEvent)>,
+    /// GETs the store client refused to start: (time, token, why).
+    refused: Vec<(u64, u64, String)>,
     /// GETs the filesystem cache opened outside the read being planned.
     background: Vec<ByteRange>,
     /// What the page cache's read-through budget is fitted from: the store model's medians.
@@ -128,6 +129,7 @@ impl IoWorld {
             object_sizes,
             client_events: Vec::new(),
             background: Vec::new(),
+            refused: Vec::new(),
             estimate: models::page_cache::NetworkEstimate {
                 first_byte_ns: r.store.first_byte.median.or(r.store.first_byte.mean).map(|d| d.0).unwrap_or(50_000_000),
                 bandwidth_bytes_per_s: r.store.stream_bandwidth.median.or(r.store.stream_bandwidth.mean).map(|b| b.0).unwrap_or(64e6),
@@ -149,7 +151,7 @@ impl IoWorld {
     }
 
     pub fn active_gets(&self) -> u64 {
-        self.client.active_requests() as u64
+        self.client.attempts_in_flight() as u64
     }
 
     fn object_size(&self, object: u64) -> u64 {
@@ -211,7 +213,7 @@ impl IoWorld {
                 }
             }
         }
-        self.reads.insert(key, LiveRead { id: req.id, object, composite, source });
+        self.reads.insert(key, LiveRead { id: req.id, composite, source });
     }
 
     /// Splits the fetch of `clipped` (whose block-rounded span is `fetch`) into disk reads and
@@ -267,17 +269,24 @@ impl IoWorld {
         let token = self.next_token;
         self.next_token += 1;
         self.gets.insert(token, Get { purpose, object, range });
-        self.client.start(now, GetRequest { token, object, prefix: 0, offset: range.start, len: range.len() });
+        if let Err(e) = self.client.start(now, GetRequest { token, object, prefix: 0, offset: range.start, len: range.len() }) {
+            // Reported to the reader at the next advance, like any failed read.
+            self.refused.push((now, token, e.to_string()));
+        }
     }
 
     pub fn next_event_ns(&self) -> Option<u64> {
-        [self.client.next_event_ns(), self.local.peek_time()].into_iter().flatten().min()
+        let refused = self.refused.first().map(|r| r.0);
+        [self.client.next_event_ns(), self.local.peek_time(), refused].into_iter().flatten().min()
     }
 
     /// Advances the world to `now` and appends the reader events that happened, in time order.
     pub fn advance(&mut self, now: u64, out: &mut Vec<(u64, Event)>) {
         self.client_events.clear();
         let mut evs = std::mem::take(&mut self.client_events);
+        for (t, token, reason) in std::mem::take(&mut self.refused) {
+            evs.push((t, ClientEvent::Failed { token, reason }));
+        }
         self.client.advance(now, &mut evs);
         for (t, ev) in evs.drain(..) {
             self.on_client_event(t, ev, out);
@@ -298,7 +307,12 @@ impl IoWorld {
     }
 
     fn on_client_event(&mut self, t: u64, ev: ClientEvent, out: &mut Vec<(u64, Event)>) {
-        let token = ev.token();
+        let token = match &ev {
+            ClientEvent::FirstByte { token }
+            | ClientEvent::Progress { token, .. }
+            | ClientEvent::Completed { token }
+            | ClientEvent::Failed { token, .. } => *token,
+        };
         let Some(get) = self.gets.get(&token) else { return };
         let (purpose, object, range) = (get.purpose, get.object, get.range);
         match ev {

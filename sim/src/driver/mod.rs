@@ -48,7 +48,6 @@ pub struct RunOutput {
 }
 
 enum Local {
-    Reader(Event),
     DecodeDone { id: planner::DecodeId, busy_ns: u64 },
     Consumed { id: planner::ChunkId, busy_ns: u64 },
 }
@@ -82,7 +81,7 @@ pub fn run_once(
     loop {
         while let Some(action) = reader.poll_action(now, &io.cache_view()) {
             match action {
-                Action::Read(req) => io.start(now, req, &mut local_reader_events(&mut local)),
+                Action::Read(req) => io.start(now, req),
                 Action::Decode(d) => {
                     let ns = r.cpu.decode_ns(d.compressed_bytes, d.decoded_bytes);
                     local.schedule(now + ns, Local::DecodeDone { id: d.id, busy_ns: ns });
@@ -120,7 +119,6 @@ pub fn run_once(
         while local.peek_time() == Some(now) {
             let Some((_, ev)) = local.pop() else { break };
             match ev {
-                Local::Reader(e) => reader.handle(now, e),
                 Local::DecodeDone { id, busy_ns } => {
                     decode_busy_ns += busy_ns;
                     reader.handle(now, Event::DecodeCompleted { id });
@@ -143,13 +141,17 @@ pub fn run_once(
     Ok(RunOutput { metrics, trace, timeline: timeline.rows })
 }
 
-/// Adapter so the IO world can hand reader events that complete locally (cache hits, disk reads)
-/// to the driver's queue.
-fn local_reader_events(q: &mut EventQueue<Local>) -> impl FnMut(u64, Event) + '_ {
-    move |at, ev| {
-        q.schedule(at, Local::Reader(ev));
-    }
-}
+/// The reader's memory budgets: the base generation's five stages, then the redesign's pools.
+const MEMORY_POOLS: [&str; 8] = [
+    "BloomFilterHeader",
+    "BloomFilterBlocksOrDictionary",
+    "ColumnIndexAndOffsetIndex",
+    "OffsetIndex",
+    "ColumnData",
+    "Metadata",
+    "Compressed",
+    "Decoded",
+];
 
 fn collect_metrics(wall_ns: u64, reader: &Reader, io: &IoWorld, decode_busy_ns: u64, consumer_busy_ns: u64) -> RunMetrics {
     let pe = reader.profile_events();
@@ -168,11 +170,17 @@ fn collect_metrics(wall_ns: u64, reader: &Reader, io: &IoWorld, decode_busy_ns: 
     m.push("amplification_store_over_task", Unit::Ratio, if task_bytes > 0.0 { store_bytes / task_bytes } else { 0.0 });
     m.push("amplification_task_over_needed", Unit::Ratio, if needed > 0.0 { task_bytes / needed } else { 0.0 });
     let wall = wall_ns.max(1) as f64;
-    m.push("get_busy_time", Unit::Nanoseconds, store.get_busy_ns as f64);
-    m.push("mean_concurrent_gets", Unit::Count, store.get_busy_ns as f64 / wall);
-    m.push("max_concurrent_gets", Unit::Count, store.max_concurrent_gets as f64);
-    for (pool, peak) in status.peak_memory() {
-        m.push(format!("peak_memory_{pool}"), Unit::Bytes, peak as f64);
+    let get_busy_ns = store.mean_concurrency * store.span_ns as f64;
+    m.push("get_busy_time", Unit::Nanoseconds, get_busy_ns);
+    m.push("mean_concurrent_gets", Unit::Count, get_busy_ns / wall);
+    m.push("max_concurrent_gets", Unit::Count, store.peak_concurrency as f64);
+    // Every pool of both generations, in a fixed order, so arms line up (absent = 0). The total
+    // adds per-pool peaks: an upper bound of the peak of the sum.
+    let peaks = status.peak_memory();
+    let peak_of = |pool: &str| peaks.iter().find(|(n, _)| n == pool).map(|p| p.1).unwrap_or(0);
+    m.push("peak_memory", Unit::Bytes, MEMORY_POOLS.iter().map(|p| peak_of(p)).sum::<u64>() as f64);
+    for pool in MEMORY_POOLS {
+        m.push(format!("peak_memory_{pool}"), Unit::Bytes, peak_of(pool) as f64);
     }
     m.push("decode_busy", Unit::Nanoseconds, decode_busy_ns as f64);
     m.push("decode_fetch_wait", Unit::Nanoseconds, pe.parquet_fetch_wait_time_microseconds as f64 * 1e3);

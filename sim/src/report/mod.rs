@@ -172,10 +172,21 @@ pub fn side_by_side(arms: &[ArmReport]) -> String {
     header.extend(arms.iter().map(|a| format!("{} ({})", a.arm, a.strategy)));
     rows.push(header);
     let all: Vec<Vec<(String, Unit, Summary)>> = arms.iter().map(|a| a.summaries()).collect();
-    for (i, (name, unit, bs)) in base_summaries.iter().enumerate() {
+    // Rows by name, in the order names first appear (arms may report different metrics).
+    let mut names: Vec<(String, Unit)> = Vec::new();
+    for sums in &all {
+        for (n, u, _) in sums {
+            if !names.iter().any(|(x, _)| x == n) {
+                names.push((n.clone(), *u));
+            }
+        }
+    }
+    let find = |sums: &[(String, Unit, Summary)], name: &str| sums.iter().find(|(n, _, _)| n == name).map(|x| x.2);
+    for (name, unit) in &names {
+        let bs = find(&base_summaries, name);
         let mut row = vec![name.clone()];
         for (ai, sums) in all.iter().enumerate() {
-            let Some((_, _, s)) = sums.get(i) else {
+            let Some(s) = find(sums, name) else {
                 row.push("-".into());
                 continue;
             };
@@ -184,11 +195,12 @@ pub fn side_by_side(arms: &[ArmReport]) -> String {
                 let _ = write!(cell, " ±{}", unit.format(s.ci95));
             }
             if ai > 0 {
-                if bs.mean.abs() > 1e-12 {
-                    let d = (s.mean / bs.mean - 1.0) * 100.0;
-                    let _ = write!(cell, " ({:+.1}%)", d);
-                } else if s.mean.abs() > 1e-12 {
-                    cell.push_str(" (new)");
+                match bs {
+                    Some(bs) if bs.mean.abs() > 1e-12 => {
+                        let _ = write!(cell, " ({:+.1}%)", (s.mean / bs.mean - 1.0) * 100.0);
+                    }
+                    _ if s.mean.abs() > 1e-12 => cell.push_str(" (new)"),
+                    _ => {}
                 }
             }
             row.push(cell);

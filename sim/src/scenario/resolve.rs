@@ -159,7 +159,8 @@ fn resolve_store(v: &serde_json::Value) -> Result<models::store::StoreSpec, Stri
         Value::String(name) => return models::store::StoreSpec::preset(name).map_err(|e| e.to_string()),
         Value::Object(map) => match map.get("preset") {
             Some(Value::String(name)) => {
-                let mut base = models::store::StoreSpec::preset_value(name).map_err(|e| e.to_string())?;
+                let text = models::store::StoreSpec::preset_text(name).map_err(|e| e.to_string())?;
+                let mut base: Value = serde_saphyr::from_str(text).map_err(|e| format!("preset {name}: {e}"))?;
                 let mut rest = map.clone();
                 rest.remove("preset");
                 merge(&mut base, &Value::Object(rest));

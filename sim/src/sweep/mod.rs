@@ -11,7 +11,6 @@ use crate::report::{RunMetrics, Summary};
 use crate::run::run_arm;
 use crate::scenario::{self, LoadedScenario, ScenarioError, TableCache};
 use rayon::prelude::*;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 pub use values::{parse_vary, Axis, Kind, VaryError};

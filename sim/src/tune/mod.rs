@@ -174,9 +174,7 @@ impl<'a> Evaluator<'a> {
                 Ok(Measured {
                     wall_ns: mean(&|m| m.get("wall_time").unwrap_or(0.0)),
                     cost_usd: mean(&|m| m.get("cost").unwrap_or(0.0)),
-                    peak_memory_bytes: mean(&|m| {
-                        m.metrics.iter().filter(|x| x.name.starts_with("peak_memory_")).map(|x| x.value).sum()
-                    }),
+                    peak_memory_bytes: mean(&|m| m.get("peak_memory").unwrap_or(0.0)),
                 })
             })
             .collect()

@@ -18,8 +18,9 @@ pub enum FittedDist {
 
 /// Probabilities at which the empirical candidate keeps quantiles: dense in the tail, where
 /// read-path decisions (hedging, timeouts) are sensitive.
-pub const EMPIRICAL_PROBABILITIES: [f64; 17] =
-    [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 1.0];
+pub const EMPIRICAL_PROBABILITIES: [f64; 17] = [
+    0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 1.0,
+];
 
 impl FittedDist {
     /// `lognormal`, `gamma` or `empirical`, as the store spec names them.
@@ -44,7 +45,11 @@ impl FittedDist {
                 if x <= 0.0 {
                     return 0.0;
                 }
-                checked_gamma_lr(*shape, x / scale).unwrap_or(if x / scale > *shape { 1.0 } else { 0.0 })
+                checked_gamma_lr(*shape, x / scale).unwrap_or(if x / scale > *shape {
+                    1.0
+                } else {
+                    0.0
+                })
             }
             FittedDist::Empirical { points } => empirical_cdf(points, x),
         }
@@ -63,9 +68,10 @@ impl FittedDist {
         match self {
             FittedDist::Lognormal { mu, sigma } => (mu + sigma * sigma / 2.0).exp(),
             FittedDist::Gamma { shape, scale } => shape * scale,
-            FittedDist::Empirical { points } => {
-                points.windows(2).map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0).sum()
-            }
+            FittedDist::Empirical { points } => points
+                .windows(2)
+                .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0)
+                .sum(),
         }
     }
 
@@ -94,11 +100,21 @@ impl FittedDist {
         match self {
             FittedDist::Lognormal { mu, sigma } => {
                 let c = -(sigma * (2.0 * std::f64::consts::PI).sqrt()).ln();
-                Some(sample.iter().map(|x| c - x.ln() - (x.ln() - mu).powi(2) / (2.0 * sigma * sigma)).sum())
+                Some(
+                    sample
+                        .iter()
+                        .map(|x| c - x.ln() - (x.ln() - mu).powi(2) / (2.0 * sigma * sigma))
+                        .sum(),
+                )
             }
             FittedDist::Gamma { shape, scale } => {
                 let c = -ln_gamma(*shape) - shape * scale.ln();
-                Some(sample.iter().map(|x| c + (shape - 1.0) * x.ln() - x / scale).sum())
+                Some(
+                    sample
+                        .iter()
+                        .map(|x| c + (shape - 1.0) * x.ln() - x / scale)
+                        .sum(),
+                )
             }
             FittedDist::Empirical { .. } => None,
         }
@@ -146,7 +162,9 @@ fn trigamma(mut x: f64) -> f64 {
         x += 1.0;
     }
     let x2 = 1.0 / (x * x);
-    acc + 1.0 / x + x2 / 2.0 + x2 / x * (1.0 / 6.0 - x2 * (1.0 / 30.0 - x2 * (1.0 / 42.0 - x2 / 30.0)))
+    acc + 1.0 / x
+        + x2 / 2.0
+        + x2 / x * (1.0 / 6.0 - x2 * (1.0 / 30.0 - x2 * (1.0 / 42.0 - x2 / 30.0)))
 }
 
 /// Gamma maximum likelihood: Newton's method on the shape in Minka's form ("Estimating a Gamma
@@ -176,7 +194,10 @@ pub fn fit_gamma(sample: &[f64]) -> Option<FittedDist> {
             break;
         }
     }
-    (k > 0.0 && k.is_finite()).then_some(FittedDist::Gamma { shape: k, scale: mean / k })
+    (k > 0.0 && k.is_finite()).then_some(FittedDist::Gamma {
+        shape: k,
+        scale: mean / k,
+    })
 }
 
 /// The p-quantile of a sorted sample (linear interpolation between order statistics).
@@ -194,8 +215,10 @@ pub fn sample_quantile(sorted: &[f64], p: f64) -> Option<f64> {
 
 /// Empirical quantiles at [`EMPIRICAL_PROBABILITIES`] of a sorted sample.
 pub fn fit_empirical(sorted: &[f64]) -> Option<FittedDist> {
-    let points: Option<Vec<(f64, f64)>> =
-        EMPIRICAL_PROBABILITIES.iter().map(|p| sample_quantile(sorted, *p).map(|v| (*p, v))).collect();
+    let points: Option<Vec<(f64, f64)>> = EMPIRICAL_PROBABILITIES
+        .iter()
+        .map(|p| sample_quantile(sorted, *p).map(|v| (*p, v)))
+        .collect();
     points.map(|points| FittedDist::Empirical { points })
 }
 
@@ -217,7 +240,9 @@ pub fn ks_statistic(sorted: &[f64], dist: &FittedDist, resolution: f64) -> f64 {
         }
         let below = dist.cdf(v - half);
         let at = dist.cdf(v + half);
-        d = d.max((below - i as f64 / n).abs()).max((at - j as f64 / n).abs());
+        d = d
+            .max((below - i as f64 / n).abs())
+            .max((at - j as f64 / n).abs());
         i = j;
     }
     d
@@ -271,15 +296,26 @@ pub fn fit_candidates(mut sample: Vec<f64>, resolution: f64) -> Option<DistFit> 
     }
     sample.sort_by(|a, b| a.total_cmp(b));
     let mut candidates = Vec::new();
-    for dist in [fit_lognormal(&sample), fit_gamma(&sample)].into_iter().flatten() {
+    for dist in [fit_lognormal(&sample), fit_gamma(&sample)]
+        .into_iter()
+        .flatten()
+    {
         let ks = ks_statistic(&sample, &dist, resolution);
         let log_likelihood = dist.log_likelihood(&sample);
-        candidates.push(Candidate { dist, ks, log_likelihood });
+        candidates.push(Candidate {
+            dist,
+            ks,
+            log_likelihood,
+        });
     }
     let parametric = candidates.len();
     if let Some(dist) = fit_empirical(&sample) {
         let ks = ks_statistic(&sample, &dist, resolution);
-        candidates.push(Candidate { dist, ks, log_likelihood: None });
+        candidates.push(Candidate {
+            dist,
+            ks,
+            log_likelihood: None,
+        });
     }
     let ks_threshold = (1.63 / (sample.len() as f64).sqrt()).max(KS_PRACTICAL_FLOOR);
     let best_parametric =
@@ -288,7 +324,12 @@ pub fn fit_candidates(mut sample: Vec<f64>, resolution: f64) -> Option<DistFit> 
         Some(i) if candidates[i].ks <= ks_threshold => i,
         _ => candidates.len().checked_sub(1)?,
     };
-    Some(DistFit { candidates, chosen, ks_threshold, sorted_sample: sample })
+    Some(DistFit {
+        candidates,
+        chosen,
+        ks_threshold,
+        sorted_sample: sample,
+    })
 }
 
 #[cfg(test)]
@@ -317,7 +358,9 @@ mod tests {
         let d = rand_distr::LogNormal::new(3.0, 0.6).unwrap();
         let mut r = rng(1);
         let s: Vec<f64> = (0..20_000).map(|_| d.sample(&mut r)).collect();
-        let FittedDist::Lognormal { mu, sigma } = fit_lognormal(&s).unwrap() else { unreachable!() };
+        let FittedDist::Lognormal { mu, sigma } = fit_lognormal(&s).unwrap() else {
+            unreachable!()
+        };
         assert!((mu - 3.0).abs() < 0.02, "mu {mu}");
         assert!((sigma - 0.6).abs() < 0.02, "sigma {sigma}");
     }
@@ -328,9 +371,16 @@ mod tests {
             let d = rand_distr::Gamma::new(shape, scale).unwrap();
             let mut r = rng(2);
             let s: Vec<f64> = (0..20_000).map(|_| d.sample(&mut r)).collect();
-            let FittedDist::Gamma { shape: k, scale: t } = fit_gamma(&s).unwrap() else { unreachable!() };
+            let FittedDist::Gamma { shape: k, scale: t } = fit_gamma(&s).unwrap() else {
+                unreachable!()
+            };
             assert!((k / shape - 1.0).abs() < 0.05, "shape {k} vs {shape}");
-            assert!((k * t / (shape * scale) - 1.0).abs() < 0.03, "mean {} vs {}", k * t, shape * scale);
+            assert!(
+                (k * t / (shape * scale) - 1.0).abs() < 0.03,
+                "mean {} vs {}",
+                k * t,
+                shape * scale
+            );
         }
     }
 
@@ -354,10 +404,21 @@ mod tests {
         let mut r = rng(4);
         let a = rand_distr::Normal::new(10.0, 0.5).unwrap();
         let b = rand_distr::Normal::new(100.0, 5.0).unwrap();
-        let s: Vec<f64> = (0..10_000).map(|i| if i % 2 == 0 { a.sample(&mut r) } else { b.sample(&mut r) }).collect();
+        let s: Vec<f64> = (0..10_000)
+            .map(|i| {
+                if i % 2 == 0 {
+                    a.sample(&mut r)
+                } else {
+                    b.sample(&mut r)
+                }
+            })
+            .collect();
         let fit = fit_candidates(s, 0.0).unwrap();
         assert_eq!(fit.best().unwrap().dist.name(), "empirical");
-        assert!(fit.candidates.iter().all(|c| c.ks >= fit.best().unwrap().ks));
+        assert!(fit
+            .candidates
+            .iter()
+            .all(|c| c.ks >= fit.best().unwrap().ks));
         assert!(fit.candidates[0].ks > fit.ks_threshold && fit.candidates[1].ks > fit.ks_threshold);
     }
 
@@ -365,19 +426,29 @@ mod tests {
     fn rounding_does_not_inflate_ks_when_the_resolution_is_given() {
         let mut r = rng(5);
         let ln = rand_distr::LogNormal::new(27f64.ln(), 0.5).unwrap();
-        let s: Vec<f64> = (0..20_000).map(|_| ln.sample(&mut r).round().max(1.0)).collect();
+        let s: Vec<f64> = (0..20_000)
+            .map(|_| ln.sample(&mut r).round().max(1.0))
+            .collect();
         let mut sorted = s.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));
-        let truth = FittedDist::Lognormal { mu: 27f64.ln(), sigma: 0.5 };
+        let truth = FittedDist::Lognormal {
+            mu: 27f64.ln(),
+            sigma: 0.5,
+        };
         let naive = ks_statistic(&sorted, &truth, 0.0);
         let aware = ks_statistic(&sorted, &truth, 1.0);
-        assert!(naive > 0.015, "rounding to 1 in 27 should show in the naive statistic: {naive}");
+        assert!(
+            naive > 0.015,
+            "rounding to 1 in 27 should show in the naive statistic: {naive}"
+        );
         assert!(aware < 0.015, "{aware}");
     }
 
     #[test]
     fn empirical_cdf_inverts_its_quantiles() {
-        let d = FittedDist::Empirical { points: vec![(0.0, 1.0), (0.5, 3.0), (1.0, 7.0)] };
+        let d = FittedDist::Empirical {
+            points: vec![(0.0, 1.0), (0.5, 3.0), (1.0, 7.0)],
+        };
         assert_eq!(d.cdf(0.5), 0.0);
         assert!((d.cdf(2.0) - 0.25).abs() < 1e-12);
         assert!((d.cdf(5.0) - 0.75).abs() < 1e-12);

@@ -156,7 +156,10 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let slope = sxy / sxx;
     let intercept = my - slope * mx;
-    let ssr: f64 = points.iter().map(|p| (p.1 - intercept - slope * p.0).powi(2)).sum();
+    let ssr: f64 = points
+        .iter()
+        .map(|p| (p.1 - intercept - slope * p.0).powi(2))
+        .sum();
     let stderr = (ssr / (n - 2.0) / sxx).sqrt();
     Some((slope, stderr))
 }
@@ -165,7 +168,10 @@ fn fit_size_slope(reads: &[&TraceRecord], options: &FitOptions) -> Option<SizeSl
     let points: Vec<(f64, f64)> = reads
         .iter()
         .filter(|r| r.bytes >= options.size_slope_min_bytes)
-        .filter_map(|r| r.first_byte_latency_ns.map(|l| (r.bytes as f64 / MIB, l as f64)))
+        .filter_map(|r| {
+            r.first_byte_latency_ns
+                .map(|l| (r.bytes as f64 / MIB, l as f64))
+        })
         .collect();
     if points.len() < options.size_slope_min_requests.max(3) {
         return None;
@@ -181,12 +187,26 @@ fn fit_size_slope(reads: &[&TraceRecord], options: &FitOptions) -> Option<SizeSl
 }
 
 fn fit_rate(trace: &ParsedTrace) -> RateFit {
-    let mut starts: Vec<(u64, u64)> =
-        trace.records.iter().filter(|r| is_store_get(r)).map(|r| (r.start_ns, r.bytes)).collect();
+    let mut starts: Vec<(u64, u64)> = trace
+        .records
+        .iter()
+        .filter(|r| is_store_get(r))
+        .map(|r| (r.start_ns, r.bytes))
+        .collect();
     starts.sort_unstable();
-    let resolution_ns = if trace.format == TraceFormat::S3AccessLog { 1_000_000_000 } else { 0 };
+    let resolution_ns = if trace.format == TraceFormat::S3AccessLog {
+        1_000_000_000
+    } else {
+        0
+    };
     let (Some(first), Some(last)) = (starts.first(), starts.last()) else {
-        return RateFit { requests: 0, span_s: 0.0, mean_per_s: 0.0, peak_per_s: 0, peak_bytes_per_s: 0.0 };
+        return RateFit {
+            requests: 0,
+            span_s: 0.0,
+            mean_per_s: 0.0,
+            peak_per_s: 0,
+            peak_bytes_per_s: 0.0,
+        };
     };
     let span_ns = last.0 - first.0 + resolution_ns;
     let span_s = span_ns as f64 / 1e9;
@@ -205,8 +225,18 @@ fn fit_rate(trace: &ParsedTrace) -> RateFit {
         peak_bytes = peak_bytes.max(bytes);
     }
     // Within one second, the peak is a rate only if the trace lasts a second.
-    let mean_per_s = if span_s > 0.0 { starts.len() as f64 / span_s.max(1.0) } else { starts.len() as f64 };
-    RateFit { requests: starts.len(), span_s, mean_per_s, peak_per_s: peak, peak_bytes_per_s: peak_bytes as f64 }
+    let mean_per_s = if span_s > 0.0 {
+        starts.len() as f64 / span_s.max(1.0)
+    } else {
+        starts.len() as f64
+    };
+    RateFit {
+        requests: starts.len(),
+        span_s,
+        mean_per_s,
+        peak_per_s: peak,
+        peak_bytes_per_s: peak_bytes as f64,
+    }
 }
 
 fn fit_errors(trace: &ParsedTrace) -> ErrorFit {
@@ -218,13 +248,20 @@ fn fit_errors(trace: &ParsedTrace) -> ErrorFit {
     let timeouts = share(&|r| r.status == 0);
     // Per-second counts, to find the lowest rate at which 503s appear.
     let first = gets.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let mut per_second: std::collections::BTreeMap<u64, (u64, bool)> = std::collections::BTreeMap::new();
+    let mut per_second: std::collections::BTreeMap<u64, (u64, bool)> =
+        std::collections::BTreeMap::new();
     for r in &gets {
-        let e = per_second.entry((r.start_ns - first) / 1_000_000_000).or_insert((0, false));
+        let e = per_second
+            .entry((r.start_ns - first) / 1_000_000_000)
+            .or_insert((0, false));
         e.0 += 1;
         e.1 |= r.status == 503;
     }
-    let throttle_onset_per_s = per_second.values().filter(|(_, t)| *t).map(|(c, _)| *c).min();
+    let throttle_onset_per_s = per_second
+        .values()
+        .filter(|(_, t)| *t)
+        .map(|(c, _)| *c)
+        .min();
     ErrorFit {
         requests: gets.len(),
         server_error_rate: server,
@@ -239,26 +276,47 @@ fn fit_errors(trace: &ParsedTrace) -> ErrorFit {
 /// bandwidth come from the successful (2xx) ones.
 pub fn fit_store(trace: &ParsedTrace, options: &FitOptions) -> Result<StoreFit, TraceError> {
     let reads: Vec<&TraceRecord> = trace.records.iter().filter(|r| r.is_store_read()).collect();
-    let with_latency: Vec<&TraceRecord> = reads.iter().copied().filter(|r| r.first_byte_latency_ns.is_some()).collect();
+    let with_latency: Vec<&TraceRecord> = reads
+        .iter()
+        .copied()
+        .filter(|r| r.first_byte_latency_ns.is_some())
+        .collect();
     if with_latency.len() < 2 {
         let what = match trace.format {
-            TraceFormat::S3AccessLog => "successful REST.GET.OBJECT records with a Turn-Around Time",
+            TraceFormat::S3AccessLog => {
+                "successful REST.GET.OBJECT records with a Turn-Around Time"
+            }
             TraceFormat::SimTrace => "successful rows with served_by=store",
         };
         return Err(TraceError::Fit {
             what: "first-byte latency",
-            why: format!("{} has {} {what}; at least 2 are needed", trace.source, with_latency.len()),
+            why: format!(
+                "{} has {} {what}; at least 2 are needed",
+                trace.source,
+                with_latency.len()
+            ),
         });
     }
     let size_slope = fit_size_slope(&with_latency, options);
-    let slope = size_slope.as_ref().filter(|s| s.applied).map(|s| s.ns_per_mib).unwrap_or(0.0);
+    let slope = size_slope
+        .as_ref()
+        .filter(|s| s.applied)
+        .map(|s| s.ns_per_mib)
+        .unwrap_or(0.0);
     let latencies: Vec<f64> = with_latency
         .iter()
-        .filter_map(|r| r.first_byte_latency_ns.map(|l| l as f64 - slope * r.bytes as f64 / MIB))
+        .filter_map(|r| {
+            r.first_byte_latency_ns
+                .map(|l| l as f64 - slope * r.bytes as f64 / MIB)
+        })
         .collect();
     // Access logs round times to whole ms; de-trending moves values off that grid, and then the
     // rounding is plain noise of +-0.5 ms rather than a grid to compare against.
-    let resolution_ns = if trace.format == TraceFormat::S3AccessLog && slope == 0.0 { 1e6 } else { 0.0 };
+    let resolution_ns = if trace.format == TraceFormat::S3AccessLog && slope == 0.0 {
+        1e6
+    } else {
+        0.0
+    };
     let latency_requests = latencies.len();
     let positive: Vec<f64> = latencies.into_iter().filter(|l| *l > 0.0).collect();
     let latency_dropped = latency_requests - positive.len();
@@ -270,7 +328,11 @@ pub fn fit_store(trace: &ParsedTrace, options: &FitOptions) -> Result<StoreFit, 
     let bandwidths: Vec<f64> = reads
         .iter()
         .filter(|r| r.bytes >= options.bandwidth_min_bytes)
-        .filter_map(|r| r.transfer_ns().filter(|t| *t > 0).map(|t| r.bytes as f64 / (t as f64 / 1e9)))
+        .filter_map(|r| {
+            r.transfer_ns()
+                .filter(|t| *t > 0)
+                .map(|t| r.bytes as f64 / (t as f64 / 1e9))
+        })
         .collect();
     let stream_bandwidth = fit_candidates(bandwidths, 0.0);
 
@@ -282,7 +344,9 @@ pub fn fit_store(trace: &ParsedTrace, options: &FitOptions) -> Result<StoreFit, 
             why: "every request failed; there is nothing to fit a store on".into(),
         });
     }
-    let nic_bytes_per_s = options.nic_bytes_per_s.unwrap_or_else(|| (100e9 / 8.0_f64).max(2.0 * rate.peak_bytes_per_s));
+    let nic_bytes_per_s = options
+        .nic_bytes_per_s
+        .unwrap_or_else(|| (100e9 / 8.0_f64).max(2.0 * rate.peak_bytes_per_s));
     Ok(StoreFit {
         source: trace.source.clone(),
         format: trace.format,
@@ -316,7 +380,14 @@ mod tests {
 
     #[test]
     fn least_squares_finds_a_known_line() {
-        let pts: Vec<(f64, f64)> = (0..50).map(|i| (i as f64, 3.0 + 2.0 * i as f64 + if i % 2 == 0 { 0.5 } else { -0.5 })).collect();
+        let pts: Vec<(f64, f64)> = (0..50)
+            .map(|i| {
+                (
+                    i as f64,
+                    3.0 + 2.0 * i as f64 + if i % 2 == 0 { 0.5 } else { -0.5 },
+                )
+            })
+            .collect();
         let (slope, stderr) = least_squares(&pts).unwrap();
         assert!((slope - 2.0).abs() < 0.01, "{slope}");
         assert!(stderr > 0.0 && stderr < 0.05, "{stderr}");

@@ -32,21 +32,49 @@ fn quoted(s: &str) -> String {
 
 fn describe(dist: &FittedDist, unit: Unit) -> String {
     match dist {
-        FittedDist::Lognormal { mu, sigma } => format!("median {}, sigma {:.4}", unit.format(mu.exp()), sigma),
-        FittedDist::Gamma { shape, scale } => format!("mean {}, shape {:.4}", unit.format(shape * scale), shape),
+        FittedDist::Lognormal { mu, sigma } => {
+            format!("median {}, sigma {:.4}", unit.format(mu.exp()), sigma)
+        }
+        FittedDist::Gamma { shape, scale } => {
+            format!("mean {}, shape {:.4}", unit.format(shape * scale), shape)
+        }
         FittedDist::Empirical { points } => {
-            let p = |q: f64| points.iter().find(|(pp, _)| *pp >= q).map(|(_, v)| unit.format(*v)).unwrap_or_default();
-            format!("{} quantiles, p50 {}, p99 {}", points.len(), p(0.5), p(0.99))
+            let p = |q: f64| {
+                points
+                    .iter()
+                    .find(|(pp, _)| *pp >= q)
+                    .map(|(_, v)| unit.format(*v))
+                    .unwrap_or_default()
+            };
+            format!(
+                "{} quantiles, p50 {}, p99 {}",
+                points.len(),
+                p(0.5),
+                p(0.99)
+            )
         }
     }
 }
 
 fn quality_comments(out: &mut String, what: &str, fit: &DistFit, unit: Unit) {
-    let _ = writeln!(out, "# {what}: {} samples; Kolmogorov-Smirnov statistic D of each candidate:", fit.sorted_sample.len());
+    let _ = writeln!(
+        out,
+        "# {what}: {} samples; Kolmogorov-Smirnov statistic D of each candidate:",
+        fit.sorted_sample.len()
+    );
     for (i, c) in fit.candidates.iter().enumerate() {
-        let ll = c.log_likelihood.map(|l| format!(", log-likelihood {l:.1}")).unwrap_or_default();
+        let ll = c
+            .log_likelihood
+            .map(|l| format!(", log-likelihood {l:.1}"))
+            .unwrap_or_default();
         let mark = if i == fit.chosen { "  <- chosen" } else { "" };
-        let _ = writeln!(out, "#   {:<10} D = {:.4} ({}{ll}){mark}", c.dist.name(), c.ks, describe(&c.dist, unit));
+        let _ = writeln!(
+            out,
+            "#   {:<10} D = {:.4} ({}{ll}){mark}",
+            c.dist.name(),
+            c.ks,
+            describe(&c.dist, unit)
+        );
     }
     let _ = writeln!(
         out,
@@ -87,8 +115,16 @@ impl StoreFit {
                 "S3 Turn-Around Time (server side only: the client sees a network round trip more)"
             }
         };
-        let _ = writeln!(out, "# Store model fitted by tracefit from `{}` ({:?}).", self.source, self.format);
-        let _ = writeln!(out, "# {} records, {} malformed lines skipped.", self.records, self.malformed_lines);
+        let _ = writeln!(
+            out,
+            "# Store model fitted by tracefit from `{}` ({:?}).",
+            self.source, self.format
+        );
+        let _ = writeln!(
+            out,
+            "# {} records, {} malformed lines skipped.",
+            self.records, self.malformed_lines
+        );
         let _ = writeln!(
             out,
             "# First-byte latency is {latency_kind}; {} successful store GETs, {} dropped (zero).",
@@ -108,12 +144,19 @@ impl StoreFit {
                 );
             }
             None => {
-                let _ = writeln!(out, "# Size dependence: too few large requests to fit a slope; none applied.");
+                let _ = writeln!(
+                    out,
+                    "# Size dependence: too few large requests to fit a slope; none applied."
+                );
             }
         }
         match &self.stream_bandwidth {
             Some(fit) => {
-                let _ = writeln!(out, "# Stream bandwidth: bytes / (total - first byte) of requests of at least {}.", format_bytes(self.bandwidth_min_bytes));
+                let _ = writeln!(
+                    out,
+                    "# Stream bandwidth: bytes / (total - first byte) of requests of at least {}.",
+                    format_bytes(self.bandwidth_min_bytes)
+                );
                 quality_comments(&mut out, "stream_bandwidth", fit, Unit::Bandwidth);
             }
             None => {
@@ -122,7 +165,10 @@ impl StoreFit {
                     "# Stream bandwidth: NOT MEASURED (fewer than 2 requests of at least {} with a transfer time);",
                     format_bytes(self.bandwidth_min_bytes)
                 );
-                let _ = writeln!(out, "#   the s3-standard preset's figures are used instead.");
+                let _ = writeln!(
+                    out,
+                    "#   the s3-standard preset's figures are used instead."
+                );
             }
         }
         let _ = writeln!(
@@ -155,34 +201,68 @@ impl StoreFit {
         if let Some(first) = first {
             dist_keys(&mut out, "first_byte", &first, Unit::Duration);
         }
-        let slope = self.size_slope.as_ref().filter(|s| s.applied).map(|s| s.ns_per_mib).unwrap_or(0.0);
-        let _ = writeln!(out, "first_byte_per_mib: {}", format_duration_f(slope.round()));
-        match self.stream_bandwidth.as_ref().and_then(|f| f.best().map(|c| (f, c))) {
+        let slope = self
+            .size_slope
+            .as_ref()
+            .filter(|s| s.applied)
+            .map(|s| s.ns_per_mib)
+            .unwrap_or(0.0);
+        let _ = writeln!(
+            out,
+            "first_byte_per_mib: {}",
+            format_duration_f(slope.round())
+        );
+        match self
+            .stream_bandwidth
+            .as_ref()
+            .and_then(|f| f.best().map(|c| (f, c)))
+        {
             Some((fit, best)) => {
                 dist_keys(&mut out, "stream_bandwidth", &best.dist, Unit::Bandwidth);
                 let lo = fit.sorted_sample.first().copied().unwrap_or(0.0);
                 let hi = fit.sorted_sample.last().copied().unwrap_or(0.0);
-                let _ = writeln!(out, "  min: {}  # the slowest stream measured", format_bandwidth(lo.floor()));
-                let _ = writeln!(out, "  max: {}  # the fastest stream measured", format_bandwidth(hi.ceil()));
+                let _ = writeln!(
+                    out,
+                    "  min: {}  # the slowest stream measured",
+                    format_bandwidth(lo.floor())
+                );
+                let _ = writeln!(
+                    out,
+                    "  max: {}  # the fastest stream measured",
+                    format_bandwidth(hi.ceil())
+                );
             }
             None => {
-                let _ = writeln!(out, "stream_bandwidth:  # not measured: s3-standard preset figures");
+                let _ = writeln!(
+                    out,
+                    "stream_bandwidth:  # not measured: s3-standard preset figures"
+                );
                 let _ = writeln!(out, "  distribution: lognormal\n  median: 57MiB/s\n  sigma: 0.49\n  min: 25MiB/s\n  max: 95MiB/s");
             }
         }
         let _ = writeln!(
             out,
-            "nic: {}  # not in a trace: {} unless given",
-            format_bandwidth(self.nic_bytes_per_s),
-            "100Gbit/s, or twice the peak throughput if higher,"
+            "nic: {}  # not in a trace: 100Gbit/s, or twice the peak throughput if higher, unless given",
+            format_bandwidth(self.nic_bytes_per_s)
         );
         if let Some(onset) = self.errors.throttle_onset_per_s {
-            let _ = writeln!(out, "rate_limit:  # the lowest per-second GET count that drew a 503 SlowDown");
+            let _ = writeln!(
+                out,
+                "rate_limit:  # the lowest per-second GET count that drew a 503 SlowDown"
+            );
             let _ = writeln!(out, "  requests_per_s: {}", onset.max(1));
         }
         let _ = writeln!(out, "faults:");
-        let _ = writeln!(out, "  error_rate: {:.6}  # share of 5xx other than 503", self.errors.server_error_rate);
-        let _ = writeln!(out, "  loss_rate: {:.6}  # share of timeouts (status 0)", self.errors.timeout_rate);
+        let _ = writeln!(
+            out,
+            "  error_rate: {:.6}  # share of 5xx other than 503",
+            self.errors.server_error_rate
+        );
+        let _ = writeln!(
+            out,
+            "  loss_rate: {:.6}  # share of timeouts (status 0)",
+            self.errors.timeout_rate
+        );
         let _ = writeln!(out, "price:  # not in a trace: S3 Standard's unless given");
         let _ = writeln!(out, "  per_1000_gets_usd: {}", self.price_per_1000_gets_usd);
         let _ = writeln!(out, "  per_gb_usd: {}", self.price_per_gb_usd);

@@ -39,14 +39,19 @@ const MIB: f64 = 1024.0 * 1024.0;
 impl Synth {
     pub fn generate(&self) -> Vec<Req> {
         let mut rng = Pcg64::seed_from_u64(self.seed);
-        let bw = rand_distr::LogNormal::new(self.bandwidth_median.ln(), self.bandwidth_sigma).unwrap();
+        let bw =
+            rand_distr::LogNormal::new(self.bandwidth_median.ln(), self.bandwidth_sigma).unwrap();
         let gaps = rand_distr::Exp::new(self.rate_per_s / 1e9).unwrap();
         let ln = match self.latency {
-            Latency::Lognormal { median_ns, sigma } => Some(rand_distr::LogNormal::new(median_ns.ln(), sigma).unwrap()),
+            Latency::Lognormal { median_ns, sigma } => {
+                Some(rand_distr::LogNormal::new(median_ns.ln(), sigma).unwrap())
+            }
             _ => None,
         };
         let gamma = match self.latency {
-            Latency::Gamma { mean_ns, shape } => Some(rand_distr::Gamma::new(shape, mean_ns / shape).unwrap()),
+            Latency::Gamma { mean_ns, shape } => {
+                Some(rand_distr::Gamma::new(shape, mean_ns / shape).unwrap())
+            }
             _ => None,
         };
         // Sizes: half small (64 KiB - 1 MiB), half large (4 - 16 MiB), as a reader's mix.
@@ -66,7 +71,11 @@ impl Synth {
                 };
                 let first = base + self.ns_per_mib * bytes as f64 / MIB;
                 let transfer = bytes as f64 / bw.sample(&mut rng) * 1e9;
-                let status = if rng.random::<f64>() < self.error_share { 500 } else { 206 };
+                let status = if rng.random::<f64>() < self.error_share {
+                    500
+                } else {
+                    206
+                };
                 Req {
                     start_ns: t as u64,
                     first_byte_ns: first.round() as u64,
@@ -113,8 +122,18 @@ fn clf_time(epoch_s: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-    format!("{:02}/{}/{}:{:02}:{:02}:{:02} +0000", d, MONTHS[(m - 1) as usize], y, secs / 3600, secs / 60 % 60, secs % 60)
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{:02}/{}/{}:{:02}:{:02}:{:02} +0000",
+        d,
+        MONTHS[(m - 1) as usize],
+        y,
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
 }
 
 /// The requests as S3 server access log records (times in whole ms, as S3 logs them).

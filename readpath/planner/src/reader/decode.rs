@@ -1,0 +1,132 @@
+//! Decodes: decode threads, memory for decoded columns, R10's per-row-group cap, delivery.
+
+use super::*;
+
+impl Reader {
+    pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
+        let mut any = false;
+        while self.decodes_running < self.max_parsing_threads && !self.decode_queue.is_empty() {
+            if !self.decode_scan_needed {
+                break;
+            }
+            let mut picked = None;
+            for i in 0..self.decode_queue.len() {
+                let Some(&(uid, s)) = self.decode_queue.get(i) else {
+                    break;
+                };
+                let Some(u) = self.open.get(uid as usize).and_then(|u| u.as_deref()) else {
+                    picked = Some((i, None));
+                    break;
+                };
+                let Some(plan_step) = u.plan.steps.get(s as usize) else {
+                    continue;
+                };
+                let privileged = plan_step.rg as usize == u.first_incomplete;
+                let request = ChargeRequest {
+                    stream: u.stream,
+                    class: MemoryClass::DecodedColumns,
+                    bytes: plan_step.decoded_bytes,
+                    running_tasks: self.decodes_running,
+                    privileged,
+                };
+                match self.memory.try_charge(request)? {
+                    Admission::Charged(c) => {
+                        picked = Some((i, Some(c)));
+                        break;
+                    }
+                    Admission::Refused(_) => {}
+                }
+            }
+            let Some((i, charge)) = picked else {
+                self.decode_scan_needed = false;
+                break;
+            };
+            let Some((uid, s)) = self.decode_queue.remove(i) else {
+                break;
+            };
+            let Some(u) = self.open.get(uid as usize).and_then(|u| u.as_deref()) else {
+                if let Some(c) = charge {
+                    self.release_charge(c)?;
+                }
+                continue;
+            };
+            let Some(plan_step) = u.plan.steps.get(s as usize) else {
+                continue;
+            };
+            let row_group = u
+                .plan
+                .row_groups
+                .get(plan_step.rg as usize)
+                .map_or(0, |r| r.row_group);
+            let id = self.next_id;
+            self.next_id += 1;
+            self.out.push_back(Action::Decode(DecodeRequest {
+                id: DecodeId(id),
+                file: u.file,
+                row_group,
+                compressed_bytes: plan_step.compressed_bytes,
+                decoded_bytes: plan_step.decoded_bytes,
+                rows: plan_step.rows,
+            }));
+            self.decodes.insert(
+                id,
+                RunningDecode {
+                    unit: uid,
+                    step: s,
+                    charge,
+                },
+            );
+            self.decodes_running += 1;
+            any = true;
+        }
+        Ok(any)
+    }
+
+    pub(super) fn decode_done(
+        &mut self,
+        u: &mut OpenUnit,
+        s: u32,
+        charge: Option<Charge>,
+    ) -> Result<(), PlanError> {
+        let Some(plan_step) = u.plan.steps.get(s as usize) else {
+            return Ok(());
+        };
+        let rg = plan_step.rg as usize;
+        let rows = plan_step.deliver_rows;
+        let decoded_bytes = plan_step.decoded_bytes;
+        if rows > 0 {
+            // Decoded columns become a delivered chunk (base: no longer charged; R4: Decoded).
+            let chunk_charge = match charge {
+                Some(c) => Some(self.memory.reclassify(c, MemoryClass::DeliveredChunk)?),
+                None => None,
+            };
+            let id = self.next_id;
+            self.next_id += 1;
+            self.chunks.insert(id, chunk_charge);
+            self.output.rows += rows;
+            self.output.chunks += 1;
+            let unit = self.units.get(u.id as usize).map_or(0, |x| x.query_pos);
+            if let Some(n) = self.output.rows_per_file.get_mut(unit) {
+                *n += rows;
+            }
+            if let Some(n) = self.output.rows_per_unit.get_mut(u.id as usize) {
+                *n += rows;
+            }
+            self.out.push_back(Action::Deliver(Chunk {
+                id: ChunkId(id),
+                file: u.file,
+                rows,
+                decoded_bytes,
+            }));
+        } else if let Some(c) = charge {
+            self.release_charge(c)?;
+        }
+        if let Some(r) = u.rgs.get_mut(rg) {
+            match r.pending_decodes.pop_front() {
+                Some(next) => self.decode_queue.push_back((u.id, next)),
+                None => r.active_decodes = r.active_decodes.saturating_sub(1),
+            }
+        }
+        self.finish_step(u, s)
+    }
+}

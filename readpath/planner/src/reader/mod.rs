@@ -1,0 +1,786 @@
+//! The query-level [`Reader`]; its contract is documented on the type.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Range;
+use std::sync::Arc;
+
+use coalescer::{CoalescePolicy, LazyCoalescer, NeededRange, ReadTask};
+use layout::{ByteRange, FileIndex, Table};
+use readahead::{
+    Admission, AdmissionContext, Charge, ChargeRequest, InFlightController, IoPool, IssueQueue,
+    Memory, MemoryClass, PlannedRead, ProfileEvent, ProfileEvents, Slot, SubRange, TaskReadiness,
+};
+
+use crate::error::PlanError;
+use crate::plan::{plan_file, FilePlan, PlanInput, StepKind};
+use crate::query::QuerySpec;
+use crate::strategy::{Family, FooterRead, Strategy};
+mod decode;
+mod reads;
+mod steps;
+mod units;
+
+use crate::types::{
+    Action, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, FileCache, Object,
+    QueryOutput, ReadId, ReadKind, ReadRequest, Status,
+};
+
+const KIB: u64 = 1024;
+
+/// A file, or a bucket of one file's row groups, read by one stream.
+#[derive(Clone, Debug)]
+struct Unit {
+    file: FileIndex,
+    /// Position of the file in `QuerySpec::files`.
+    query_pos: usize,
+    row_groups: Range<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Footer,
+    Steps,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StepStatus {
+    /// Dependencies not finished.
+    Waiting,
+    /// May start (planned: held until the unit is current, for page steps).
+    Eligible,
+    /// Reads requested; waiting for bytes.
+    Started,
+    /// Bytes ready; a decode is queued or running.
+    Decoding,
+    /// Done (or skipped because its row group was dropped).
+    Finished,
+}
+
+#[derive(Debug)]
+struct StepState {
+    status: StepStatus,
+    unmet: u32,
+    pending: u32,
+    dependents: Vec<u32>,
+    /// Coupled mode: the step's memory charge, held until it finishes.
+    charge: Option<Charge>,
+}
+
+#[derive(Debug, Default)]
+struct RgState {
+    open_steps: u32,
+    dropped: bool,
+    complete: bool,
+    subgroups_done: u32,
+    active_decodes: u32,
+    pending_decodes: VecDeque<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EntryState {
+    Idle,
+    Requested,
+    Ready,
+}
+
+struct OpenUnit {
+    id: u32,
+    file: FileIndex,
+    stream: usize,
+    current: bool,
+    phase: Phase,
+    footer_reads: VecDeque<ByteRange>,
+    whole_file: bool,
+    plan: FilePlan,
+    entry_state: Vec<EntryState>,
+    entry_pieces: Vec<u32>,
+    entry_counted: Vec<bool>,
+    entry_consumers: Vec<u32>,
+    /// The read serving each entry (`u64::MAX` = none); split entries list the rest in
+    /// `extra_reads`.
+    entry_read: Vec<u64>,
+    extra_reads: BTreeMap<u32, Vec<u64>>,
+    waiters: BTreeMap<u32, Vec<u32>>,
+    lazy: Option<LazyCoalescer>,
+    steps: Vec<StepState>,
+    cursor: usize,
+    started_not_ready: u32,
+    rgs: Vec<RgState>,
+    first_incomplete: usize,
+    rgs_done: usize,
+    queue: IssueQueue,
+    local_waiting: VecDeque<u64>,
+    reads_running: u32,
+    reads_alive: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Purpose {
+    Iceberg,
+    Footer,
+    Entries,
+}
+
+struct ReadState {
+    unit: u32,
+    purpose: Purpose,
+    object: Object,
+    range: ByteRange,
+    kind: ReadKind,
+    readiness: TaskReadiness,
+    /// Entry of each sub-range, in the readiness order.
+    served: Vec<u32>,
+    unconsumed: u32,
+    charge: Option<Charge>,
+    issued: bool,
+    started_ns: Option<u64>,
+    inline: bool,
+    completed: bool,
+}
+
+struct RunningDecode {
+    unit: u32,
+    step: u32,
+    charge: Option<Charge>,
+}
+
+/// The query-level reader: every file of one query on one node, spread over `max_threads`
+/// streams, with all client-side scheduling (IO pool, decode threads, memory, issue queues,
+/// bytes-in-flight controller). Sans-IO, in the style of quinn-proto (STYLE.md).
+///
+/// # Contract
+///
+/// Methods fall in four groups: getters (`&self`: [`Reader::status`], [`Reader::output`],
+/// [`Reader::profile_events`], [`Reader::is_finished`], [`Reader::error`],
+/// [`Reader::poll_timeout`]), events in ([`Reader::handle`], [`Reader::handle_timeout`]),
+/// and work out ([`Reader::poll_action`]).
+///
+/// **Polling order.** After building the reader and after every `handle` or
+/// `handle_timeout`, the driver MUST call `poll_action` until it returns `None`, and carry out
+/// every action at once (start the read, run the decode, hand over the chunk). Then it jumps
+/// to `min(poll_timeout(), next event of its world)`, feeds every event of that instant with
+/// `handle`, and polls again. When `is_finished()` is true the query is done.
+///
+/// **Monotonic time.** Every `now_ns` given MUST be at least the largest `now_ns` given
+/// before (virtual nanoseconds; the reader never reads a clock). A smaller one is a broken
+/// contract: the reader stops with a sticky [`PlanError::Contract`].
+///
+/// **Sticky errors.** After an error (a failed read, a broken contract) every call does
+/// nothing and `poll_action` returns `None`; `error()` says why.
+///
+/// # How it works
+///
+/// Each file (or bucket of row groups) becomes a *unit* with a [`crate::plan::FilePlan`]:
+/// steps (bloom header, bloom blocks, dictionary, indexes, PREWHERE pages, main pages) with
+/// dependencies. Two issue disciplines run the steps:
+///
+/// - *coupled* (`clickhouse-base`, peers): a cursor walks a unit's steps in order and starts
+///   the next one only when its dependencies finished, memory admits it, it lies within the
+///   row-group window and (base) every earlier step's bytes arrived, so the reads of a file
+///   form one chain: about one GET in flight per open file. Base coalescing is lazy over the
+///   whole file's registered ranges; a read that finds the IO pool full runs inline on a free
+///   decode thread.
+/// - *planned* (R5): all index steps start at init into the unit's issue queue, page steps as
+///   soon as their row group's indexes arrived; queues issue while bytes in flight stay under
+///   the controller's target and memory admits, the current subgroup of the first incomplete
+///   row group always admitted.
+///
+/// Costs are O(log n) per event (B-tree maps keyed by id); a unit's plan is built when it is
+/// opened and dropped when it is done, so memory follows the open files, not the query.
+pub struct Reader {
+    table: Arc<Table>,
+    query: QuerySpec,
+    strategy: Strategy,
+    policy: CoalescePolicy,
+    planned: bool,
+    lazy: bool,
+    inline_reads: bool,
+    serial: bool,
+    subgroups: bool,
+    partial_readiness: bool,
+    parallel_subgroups: u32,
+    prefetch_ahead: u32,
+    max_parsing_threads: u32,
+    main_columns: Vec<u32>,
+    units: Vec<Unit>,
+    next_unit: usize,
+    units_done: usize,
+    streams: Vec<VecDeque<u32>>,
+    open: Vec<Option<Box<OpenUnit>>>,
+    open_ids: BTreeSet<u32>,
+    dirty: BTreeSet<u32>,
+    eligible: Vec<(u32, u32)>,
+    reads: BTreeMap<u64, ReadState>,
+    next_id: u64,
+    io_pool: IoPool,
+    controller: InFlightController,
+    memory: Memory,
+    events: ProfileEvents,
+    decodes_running: u32,
+    inline_running: u32,
+    decode_queue: VecDeque<(u32, u32)>,
+    decode_scan_needed: bool,
+    decodes: BTreeMap<u64, RunningDecode>,
+    chunks: BTreeMap<u64, Option<Charge>>,
+    out: VecDeque<Action>,
+    output: QueryOutput,
+    error: Option<PlanError>,
+    iceberg_reads: VecDeque<(Object, u64)>,
+    iceberg_running: bool,
+    started: bool,
+    planned_queued: u64,
+    local_queued: u64,
+    memory_blocked: BTreeSet<u32>,
+    memory_freed: bool,
+    now_ns: u64,
+}
+
+fn memory_class(kind: ReadKind) -> MemoryClass {
+    match kind {
+        ReadKind::IcebergMetadata | ReadKind::Footer => MemoryClass::Footer,
+        ReadKind::BloomHeader => MemoryClass::BloomFilterHeader,
+        ReadKind::BloomBlocks => MemoryClass::BloomFilterBlocks,
+        ReadKind::Dictionary => MemoryClass::Dictionary,
+        ReadKind::ColumnIndex => MemoryClass::ColumnIndex,
+        ReadKind::OffsetIndex => MemoryClass::OffsetIndex,
+        ReadKind::DataPages => MemoryClass::CompressedPages,
+    }
+}
+
+fn step_class(kind: StepKind) -> MemoryClass {
+    match kind {
+        StepKind::BloomHeader => MemoryClass::BloomFilterHeader,
+        StepKind::BloomBlocks => MemoryClass::BloomFilterBlocks,
+        StepKind::Dictionary => MemoryClass::Dictionary,
+        StepKind::Indexes => MemoryClass::ColumnIndex,
+        StepKind::Prewhere(_) | StepKind::Main(_) => MemoryClass::CompressedPages,
+    }
+}
+
+impl Reader {
+    /// Builds the reader: validates the query against the table and the strategy's
+    /// settings, splits files into units (row-group buckets when asked) and streams.
+    pub fn new(
+        table: Arc<Table>,
+        query: QuerySpec,
+        strategy: Strategy,
+    ) -> Result<Reader, PlanError> {
+        query.validate(&table)?;
+        let policy = strategy.coalesce_policy();
+        policy.validate()?;
+        let planned = strategy.planned_issue();
+        let mut units = Vec::new();
+        for (query_pos, &file) in query.files.iter().enumerate() {
+            let n_rg = table
+                .files
+                .get(file as usize)
+                .map_or(0, |f| f.row_groups.len() as u32);
+            let buckets = if strategy.row_group_buckets {
+                (n_rg / strategy.row_group_buckets_min_row_groups.max(1))
+                    .min(strategy.max_threads)
+                    .max(1)
+            } else {
+                1
+            };
+            for b in 0..buckets {
+                let lo = (n_rg as u64 * b as u64 / buckets as u64) as u32;
+                let hi = (n_rg as u64 * (b as u64 + 1) / buckets as u64) as u32;
+                units.push(Unit {
+                    file,
+                    query_pos,
+                    row_groups: lo..hi,
+                });
+            }
+        }
+        let n_streams = (strategy.max_threads as usize).min(units.len()).max(1);
+        let memory = Memory::new(strategy.memory_settings(n_streams as u32))?;
+        let io_pool = IoPool::new(strategy.io_threads())?;
+        let controller = InFlightController::new(strategy.controller_config())?;
+        let main_columns: Vec<u32> = query
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| !query.prewhere_columns.contains(c))
+            .collect();
+        let iceberg_reads = match (&table.iceberg, query.iceberg_metadata_cache_warm) {
+            (Some(m), false) => {
+                let mut v = vec![
+                    (Object::IcebergMetadataJson, m.metadata_json_bytes),
+                    (Object::IcebergManifestList, m.manifest_list_bytes),
+                ];
+                v.extend(
+                    m.manifest_bytes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, b)| (Object::IcebergManifest(i as u32), *b)),
+                );
+                v.into_iter().filter(|(_, b)| *b > 0).collect()
+            }
+            _ => VecDeque::new(),
+        };
+        let clickhouse = strategy.family() == Family::ClickHouse;
+        let output = QueryOutput {
+            rows_per_file: vec![0; query.files.len()],
+            rows_per_unit: vec![0; units.len()],
+            ..QueryOutput::default()
+        };
+        Ok(Reader {
+            lazy: !planned && matches!(policy, CoalescePolicy::ClickHouseBase { .. }),
+            inline_reads: clickhouse && !planned,
+            serial: clickhouse && !planned,
+            subgroups: clickhouse,
+            partial_readiness: strategy.mechanism(1),
+            parallel_subgroups: if strategy.mechanism(10) {
+                strategy.parallel_subgroups.max(1)
+            } else {
+                1
+            },
+            prefetch_ahead: if strategy.mechanism(9) {
+                strategy.files_prefetch_ahead
+            } else {
+                0
+            },
+            max_parsing_threads: strategy.max_parsing_threads.max(1),
+            open: (0..units.len()).map(|_| None).collect(),
+            streams: vec![VecDeque::new(); n_streams],
+            units,
+            table,
+            query,
+            policy,
+            planned,
+            strategy,
+            main_columns,
+            next_unit: 0,
+            units_done: 0,
+            open_ids: BTreeSet::new(),
+            dirty: BTreeSet::new(),
+            eligible: Vec::new(),
+            reads: BTreeMap::new(),
+            next_id: 0,
+            io_pool,
+            controller,
+            memory,
+            events: ProfileEvents::new(),
+            decodes_running: 0,
+            inline_running: 0,
+            decode_queue: VecDeque::new(),
+            decode_scan_needed: false,
+            decodes: BTreeMap::new(),
+            chunks: BTreeMap::new(),
+            out: VecDeque::new(),
+            output,
+            error: None,
+            iceberg_reads,
+            iceberg_running: false,
+            started: false,
+            planned_queued: 0,
+            local_queued: 0,
+            memory_blocked: BTreeSet::new(),
+            memory_freed: false,
+            now_ns: 0,
+        })
+    }
+
+    // ---------------------------------------------------------------- getters
+
+    /// Whether every selected row was delivered and consumed.
+    pub fn is_finished(&self) -> bool {
+        self.error.is_none()
+            && self.started
+            && self.iceberg_reads.is_empty()
+            && !self.iceberg_running
+            && self.units_done == self.units.len()
+            && self.chunks.is_empty()
+            && self.decodes.is_empty()
+    }
+
+    /// The sticky error, if the reader stopped.
+    pub fn error(&self) -> Option<&PlanError> {
+        self.error.as_ref()
+    }
+
+    /// Profile events under ClickHouse names.
+    pub fn profile_events(&self) -> &ProfileEvents {
+        &self.events
+    }
+
+    /// Rows delivered and bytes needed so far.
+    pub fn output(&self) -> &QueryOutput {
+        &self.output
+    }
+
+    /// The strategy the reader runs.
+    pub fn strategy(&self) -> &Strategy {
+        &self.strategy
+    }
+
+    /// Earliest timer: the reader has none (every decision follows an event).
+    pub fn poll_timeout(&self) -> Option<u64> {
+        None
+    }
+
+    /// A cheap snapshot (O(budgets)).
+    pub fn status(&self) -> Status {
+        let c = self.controller.status();
+        Status {
+            bytes_in_flight: c.bytes_in_flight,
+            target_bytes_in_flight: c.target_bytes_in_flight,
+            peak_bytes_in_flight: c.peak_bytes_in_flight,
+            reads_running: self.io_pool.running() as u64 + self.inline_running as u64,
+            reads_queued: self.io_pool.waiting() as u64 + self.planned_queued + self.local_queued,
+            inline_reads_running: self.inline_running as u64,
+            io_threads: self.io_pool.capacity(),
+            decodes_running: self.decodes_running,
+            decodes_queued: self.decode_queue.len() as u64,
+            chunks_outstanding: self.chunks.len() as u64,
+            open_files: self.streams.iter().map(|s| s.len() as u64).sum(),
+            memory: self.memory.usage(),
+        }
+    }
+
+    // ---------------------------------------------------------------- events in
+
+    fn set_now(&mut self, now_ns: u64) -> bool {
+        if self.error.is_some() {
+            return false;
+        }
+        if now_ns < self.now_ns {
+            self.error = Some(PlanError::Contract(format!(
+                "time went backwards: now_ns {now_ns} after {}; every now_ns must be at least the previous one",
+                self.now_ns
+            )));
+            return false;
+        }
+        self.now_ns = now_ns;
+        true
+    }
+
+    fn fail(&mut self, e: impl Into<PlanError>) {
+        if self.error.is_none() {
+            self.error = Some(e.into());
+        }
+    }
+
+    /// Timers: none, so nothing to do.
+    pub fn handle_timeout(&mut self, now_ns: u64) {
+        self.set_now(now_ns);
+    }
+
+    /// Feeds one event that happened at `now_ns`.
+    pub fn handle(&mut self, now_ns: u64, event: Event) {
+        if !self.set_now(now_ns) {
+            return;
+        }
+        let r = match event {
+            Event::ReadFirstByte { id } => self.on_first_byte(id),
+            Event::ReadProgress { id, bytes_ready } => self.on_progress(id, bytes_ready),
+            Event::ReadCompleted { id, source } => self.on_read_completed(id, source),
+            Event::ReadFailed { id, reason } => self.on_read_failed(id, reason),
+            Event::DecodeCompleted { id } => self.on_decode_completed(id),
+            Event::ChunkConsumed { id } => self.on_chunk_consumed(id),
+        };
+        if let Err(e) = r {
+            self.fail(e);
+        }
+    }
+
+    fn read_mut(&mut self, id: ReadId) -> Result<&mut ReadState, PlanError> {
+        self.reads.get_mut(&id.0).ok_or_else(|| {
+            PlanError::Contract(format!("event for read {} which is not running", id.0))
+        })
+    }
+
+    fn on_first_byte(&mut self, id: ReadId) -> Result<(), PlanError> {
+        let now = self.now_ns;
+        let read = self.read_mut(id)?;
+        if read.purpose != Purpose::Iceberg {
+            self.controller.on_first_byte(now, id.0)?;
+        }
+        Ok(())
+    }
+
+    fn on_progress(&mut self, id: ReadId, bytes_ready: u64) -> Result<(), PlanError> {
+        let now = self.now_ns;
+        let read = self.reads.get_mut(&id.0).ok_or_else(|| {
+            PlanError::Contract(format!("progress for read {} which is not running", id.0))
+        })?;
+        if read.purpose == Purpose::Iceberg {
+            return Ok(());
+        }
+        let newly = read.readiness.on_progress(bytes_ready, &mut self.events);
+        let entries: Vec<u32> = read
+            .served
+            .get(newly)
+            .map(<[u32]>::to_vec)
+            .unwrap_or_default();
+        let uid = read.unit;
+        self.controller.on_progress(now, id.0, bytes_ready)?;
+        self.entries_ready(uid, &entries);
+        Ok(())
+    }
+
+    fn on_read_completed(
+        &mut self,
+        id: ReadId,
+        source: readahead::ReadSource,
+    ) -> Result<(), PlanError> {
+        let now = self.now_ns;
+        let read = self.reads.get_mut(&id.0).ok_or_else(|| {
+            PlanError::Contract(format!("completion of read {} which is not running", id.0))
+        })?;
+        if read.completed {
+            return Err(PlanError::Contract(format!(
+                "read {} completed twice",
+                id.0
+            )));
+        }
+        read.completed = true;
+        let (uid, purpose, inline, started) =
+            (read.unit, read.purpose, read.inline, read.started_ns);
+        let newly = read.readiness.on_complete();
+        let entries: Vec<u32> = read
+            .served
+            .get(newly)
+            .map(<[u32]>::to_vec)
+            .unwrap_or_default();
+        if purpose == Purpose::Iceberg {
+            self.reads.remove(&id.0);
+            self.iceberg_running = false;
+            return Ok(());
+        }
+        self.controller
+            .on_complete(now, id.0, source, &mut self.events)?;
+        self.free_read_slot(uid, inline, started);
+        match purpose {
+            Purpose::Footer => {
+                self.reads.remove(&id.0);
+                self.with_unit(uid, |r, u| r.footer_done(u))?;
+            }
+            Purpose::Entries => {
+                self.entries_ready(uid, &entries);
+                self.maybe_forget_read(id.0)?;
+            }
+            Purpose::Iceberg => {}
+        }
+        Ok(())
+    }
+
+    fn on_read_failed(&mut self, id: ReadId, reason: String) -> Result<(), PlanError> {
+        let read = self.reads.get(&id.0).ok_or_else(|| {
+            PlanError::Contract(format!("failure of read {} which is not running", id.0))
+        })?;
+        Err(PlanError::ReadFailed {
+            read_id: id.0,
+            object: read.object.to_string(),
+            range: read.range,
+            reason,
+        })
+    }
+
+    /// Frees the IO slot (or the inline decode thread) of a finished read, and starts what
+    /// waited for it.
+    fn free_read_slot(&mut self, uid: u32, inline: bool, started: Option<u64>) {
+        if inline {
+            self.inline_running = self.inline_running.saturating_sub(1);
+            self.decodes_running = self.decodes_running.saturating_sub(1);
+            self.decode_scan_needed = true;
+            let waited_ns = self.now_ns - started.unwrap_or(self.now_ns);
+            self.events.add(
+                ProfileEvent::ParquetFetchWaitTimeMicroseconds,
+                waited_ns / 1_000,
+            );
+        } else if let Some(next) = self.io_pool.release() {
+            self.start_read(next, false);
+        }
+        let next_local = match self.open.get_mut(uid as usize).and_then(|u| u.as_mut()) {
+            Some(u) => {
+                u.reads_running = u.reads_running.saturating_sub(1);
+                u.reads_alive = u.reads_alive.saturating_sub(1);
+                u.local_waiting.pop_front()
+            }
+            None => None,
+        };
+        if let Some(next) = next_local {
+            self.local_queued = self.local_queued.saturating_sub(1);
+            self.submit_read(uid, next);
+        }
+        self.maybe_close(uid);
+    }
+
+    fn on_decode_completed(&mut self, id: DecodeId) -> Result<(), PlanError> {
+        let d = self.decodes.remove(&id.0).ok_or_else(|| {
+            PlanError::Contract(format!(
+                "completion of decode {} which is not running",
+                id.0
+            ))
+        })?;
+        self.decodes_running = self.decodes_running.saturating_sub(1);
+        self.decode_scan_needed = true;
+        self.with_unit(d.unit, |r, u| r.decode_done(u, d.step, d.charge))
+    }
+
+    fn on_chunk_consumed(&mut self, id: ChunkId) -> Result<(), PlanError> {
+        let charge = self.chunks.remove(&id.0).ok_or_else(|| {
+            PlanError::Contract(format!(
+                "chunk {} was not delivered or was already consumed",
+                id.0
+            ))
+        })?;
+        if let Some(c) = charge {
+            self.release_charge(c)?;
+        }
+        self.decode_scan_needed = true;
+        Ok(())
+    }
+
+    /// Gives a charge back and lets whatever memory refused try again.
+    fn release_charge(&mut self, charge: Charge) -> Result<(), PlanError> {
+        self.memory.release(charge)?;
+        self.memory_freed = true;
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- work out
+
+    /// The next thing to do, or `None` until the next event. `cache` tells which bytes the
+    /// source already holds (R8 reads through them when coalescing).
+    pub fn poll_action(&mut self, now_ns: u64, cache: &dyn CacheView) -> Option<Action> {
+        if !self.set_now(now_ns) {
+            return None;
+        }
+        if let Some(a) = self.out.pop_front() {
+            return Some(a);
+        }
+        if let Err(e) = self.pump(cache) {
+            self.fail(e);
+            return None;
+        }
+        self.out.pop_front()
+    }
+
+    fn pump(&mut self, cache: &dyn CacheView) -> Result<(), PlanError> {
+        if !self.iceberg_phase() {
+            return Ok(());
+        }
+        if !self.started {
+            self.started = true;
+            for _round in 0..=self.prefetch_ahead {
+                for s in 0..self.streams.len() {
+                    self.open_next_unit(s)?;
+                }
+            }
+        }
+        loop {
+            if self.memory_freed {
+                // Units whose next step memory refused may go on now.
+                self.memory_freed = false;
+                self.decode_scan_needed = true;
+                let blocked = std::mem::take(&mut self.memory_blocked);
+                self.dirty.extend(blocked);
+            }
+            let mut progressed = false;
+            while let Some((uid, first)) = self.eligible.first().copied() {
+                // One batch per unit: every eligible step of that unit coalesces together.
+                let batch: Vec<u32> = self
+                    .eligible
+                    .iter()
+                    .filter(|(u, _)| *u == uid)
+                    .map(|(_, s)| *s)
+                    .collect();
+                self.eligible.retain(|(u, _)| *u != uid);
+                let _ = first;
+                self.with_unit(uid, |r, u| r.start_steps(u, &batch, cache))?;
+                progressed = true;
+            }
+            while let Some(uid) = self.dirty.pop_first() {
+                self.with_unit(uid, |r, u| r.advance_cursor(u, cache))?;
+                progressed = true;
+            }
+            if self.planned {
+                progressed |= self.issue_from_queues()?;
+            }
+            progressed |= self.start_decodes()?;
+            if !progressed || !self.out.is_empty() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the Iceberg metadata phase; true once it is over.
+    fn iceberg_phase(&mut self) -> bool {
+        if self.iceberg_running {
+            return false;
+        }
+        let Some((object, bytes)) = self.iceberg_reads.pop_front() else {
+            return true;
+        };
+        let id = self.next_id;
+        self.next_id += 1;
+        let range = ByteRange::new(0, bytes);
+        let readiness = TaskReadiness::new(bytes, Vec::new(), false);
+        let Ok(readiness) = readiness else {
+            return false;
+        };
+        self.reads.insert(
+            id,
+            ReadState {
+                unit: u32::MAX,
+                purpose: Purpose::Iceberg,
+                object,
+                range,
+                kind: ReadKind::IcebergMetadata,
+                readiness,
+                served: Vec::new(),
+                unconsumed: 0,
+                charge: None,
+                issued: true,
+                started_ns: Some(self.now_ns),
+                inline: false,
+                completed: false,
+            },
+        );
+        self.iceberg_running = true;
+        self.out.push_back(Action::Read(ReadRequest {
+            id: ReadId(id),
+            object,
+            range,
+            kind: ReadKind::IcebergMetadata,
+            inline: false,
+        }));
+        false
+    }
+
+    /// Takes unit `uid` out of the table for `f`, then puts it back (or drops it when done
+    /// and no read of it is alive).
+    fn with_unit<R>(
+        &mut self,
+        uid: u32,
+        f: impl FnOnce(&mut Self, &mut OpenUnit) -> Result<R, PlanError>,
+    ) -> Result<R, PlanError>
+    where
+        R: Default,
+    {
+        let Some(mut u) = self.open.get_mut(uid as usize).and_then(Option::take) else {
+            return Ok(R::default());
+        };
+        let r = f(self, &mut u);
+        if let Some(slot) = self.open.get_mut(uid as usize) {
+            *slot = Some(u);
+        }
+        self.maybe_close(uid);
+        r
+    }
+
+    fn maybe_close(&mut self, uid: u32) {
+        if let Some(slot) = self.open.get_mut(uid as usize) {
+            if slot
+                .as_ref()
+                .is_some_and(|u| u.phase == Phase::Done && u.reads_alive == 0)
+            {
+                *slot = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! Reads: coalescing a batch of entries into read tasks, the per-file limit, the IO pool
+//! (and inline reads), and the planned issue queues.
+
+use super::*;
+
+impl Reader {
+    pub(super) fn create_reads(
+        &mut self,
+        u: &mut OpenUnit,
+        to_read: &[u32],
+        owner: &BTreeMap<u32, (u32, u32)>,
+        cache: &dyn CacheView,
+    ) -> Result<(), PlanError> {
+        // (task, entry of each served piece)
+        let mut tasks: Vec<(ReadTask, Vec<u32>)> = Vec::new();
+        if let Some(lazy) = u.lazy.as_mut() {
+            for &e in to_read {
+                if u.entry_state.get(e as usize) != Some(&EntryState::Idle) {
+                    continue;
+                }
+                if let Some(task) = lazy.task_for(e)? {
+                    let entries = task.serves.iter().map(|s| s.needed).collect();
+                    tasks.push((task, entries));
+                }
+            }
+        } else {
+            let needed: Vec<NeededRange> = to_read
+                .iter()
+                .filter_map(|&e| u.plan.entries.get(e as usize))
+                .map(|x| NeededRange {
+                    range: x.range,
+                    group: x.group,
+                    likely_used: true,
+                })
+                .collect();
+            let view = FileCache {
+                view: cache,
+                file: u.file,
+            };
+            for task in coalescer::coalesce(&needed, &view, &self.policy)? {
+                let entries = task
+                    .serves
+                    .iter()
+                    .filter_map(|s| to_read.get(s.needed as usize).copied())
+                    .collect();
+                tasks.push((task, entries));
+            }
+        }
+        for (task, entries) in tasks {
+            let kind = entries
+                .first()
+                .and_then(|&e| u.plan.entries.get(e as usize))
+                .map_or(ReadKind::DataPages, |x| x.kind);
+            let subranges: Vec<SubRange> = task
+                .serves
+                .iter()
+                .map(|s| SubRange {
+                    task_offset: s.task_offset,
+                    len: s.len,
+                })
+                .collect();
+            let id = self.new_read(
+                u,
+                Purpose::Entries,
+                task.range,
+                kind,
+                subranges,
+                entries.clone(),
+            )?;
+            let mut distinct = entries.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            for &e in &entries {
+                let ei = e as usize;
+                if let Some(st) = u.entry_state.get_mut(ei) {
+                    if *st == EntryState::Idle {
+                        *st = EntryState::Requested;
+                    }
+                }
+                if let Some(p) = u.entry_pieces.get_mut(ei) {
+                    *p += 1;
+                }
+            }
+            for &e in &distinct {
+                match u.entry_read.get_mut(e as usize) {
+                    Some(slot) if *slot == u64::MAX => *slot = id,
+                    Some(_) => u.extra_reads.entry(e).or_default().push(id),
+                    None => {}
+                }
+            }
+            if let Some(r) = self.reads.get_mut(&id) {
+                r.unconsumed = distinct.len() as u32;
+            }
+            if self.planned {
+                // The earliest (row group, subgroup) served: a read the first incomplete row
+                // group's current subgroup waits for must be recognised as privileged.
+                let (rg, subgroup) = entries
+                    .iter()
+                    .filter_map(|e| owner.get(e))
+                    .min()
+                    .copied()
+                    .unwrap_or((0, 0));
+                let planned = PlannedRead {
+                    read_id: id,
+                    bytes: task.range.len(),
+                    class: memory_class(kind),
+                    row_group: rg,
+                    subgroup,
+                };
+                u.queue.push(planned, &mut self.events);
+                self.planned_queued += 1;
+            } else {
+                self.submit_read_of(u, id);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn new_read(
+        &mut self,
+        u: &mut OpenUnit,
+        purpose: Purpose,
+        range: ByteRange,
+        kind: ReadKind,
+        subranges: Vec<SubRange>,
+        served: Vec<u32>,
+    ) -> Result<u64, PlanError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let readiness = TaskReadiness::new(range.len(), subranges, self.partial_readiness)?;
+        self.reads.insert(
+            id,
+            ReadState {
+                unit: u.id,
+                purpose,
+                object: Object::Data(u.file),
+                range,
+                kind,
+                readiness,
+                served,
+                unconsumed: 0,
+                charge: None,
+                issued: false,
+                started_ns: None,
+                inline: false,
+                completed: false,
+            },
+        );
+        u.reads_alive += 1;
+        Ok(id)
+    }
+
+    /// Coupled issue of a created read: the per-file limit, then the IO pool (or inline).
+    pub(super) fn submit_read_of(&mut self, u: &mut OpenUnit, id: u64) {
+        let limit = self.strategy.max_concurrent_reads_per_file;
+        if limit > 0 && u.reads_running >= limit {
+            u.local_waiting.push_back(id);
+            self.local_queued += 1;
+            return;
+        }
+        u.reads_running += 1;
+        self.submit_to_pool(id);
+    }
+
+    /// Same as [`Self::submit_read_of`] for a unit that is not taken out.
+    pub(super) fn submit_read(&mut self, uid: u32, id: u64) {
+        match self.open.get_mut(uid as usize).and_then(Option::take) {
+            Some(mut u) => {
+                self.submit_read_of(&mut u, id);
+                if let Some(slot) = self.open.get_mut(uid as usize) {
+                    *slot = Some(u);
+                }
+            }
+            // The unit is taken out by a caller up the stack: no limit bookkeeping needed.
+            None => self.submit_to_pool(id),
+        }
+    }
+
+    pub(super) fn submit_to_pool(&mut self, id: u64) {
+        let Some(read) = self.reads.get_mut(&id) else {
+            return;
+        };
+        if !read.issued {
+            read.issued = true;
+            let bytes = read.range.len();
+            if let Err(e) = self
+                .controller
+                .on_issue(self.now_ns, id, bytes, &mut self.events)
+            {
+                self.fail(e);
+                return;
+            }
+        }
+        match self.io_pool.submit(id) {
+            Slot::Started => self.start_read(id, false),
+            Slot::Queued => {
+                if self.inline_reads
+                    && self.decodes_running < self.max_parsing_threads
+                    && self.io_pool.take_waiting(id)
+                {
+                    self.decodes_running += 1;
+                    self.inline_running += 1;
+                    self.start_read(id, true);
+                }
+            }
+        }
+    }
+
+    pub(super) fn start_read(&mut self, id: u64, inline: bool) {
+        let now = self.now_ns;
+        let Some(read) = self.reads.get_mut(&id) else {
+            return;
+        };
+        read.inline = inline;
+        read.started_ns = Some(now);
+        let request = ReadRequest {
+            id: ReadId(id),
+            object: read.object,
+            range: read.range,
+            kind: read.kind,
+            inline,
+        };
+        if let Err(e) = self.controller.on_start(now, id) {
+            self.fail(e);
+            return;
+        }
+        self.out.push_back(Action::Read(request));
+    }
+
+    /// Planned issue: poll every open unit's queue while reads go out.
+    pub(super) fn issue_from_queues(&mut self) -> Result<bool, PlanError> {
+        let mut any = false;
+        let ids: Vec<u32> = self.open_ids.iter().copied().collect();
+        for uid in ids {
+            let issued = self.with_unit(uid, |r, u| {
+                let mut n = 0u32;
+                loop {
+                    let context = AdmissionContext {
+                        running_tasks: r.decodes_running,
+                        privileged: Self::privileged(u),
+                    };
+                    let polled = u.queue.poll(
+                        r.now_ns,
+                        &context,
+                        &mut r.controller,
+                        &mut r.memory,
+                        &mut r.events,
+                    )?;
+                    let Some(issued) = polled else { break };
+                    r.planned_queued = r.planned_queued.saturating_sub(1);
+                    let id = issued.read.read_id;
+                    match r.reads.get_mut(&id) {
+                        Some(read) => {
+                            read.issued = true;
+                            read.charge = Some(issued.charge);
+                        }
+                        None => r.release_charge(issued.charge)?,
+                    }
+                    u.reads_running += 1;
+                    match r.io_pool.submit(id) {
+                        Slot::Started => r.start_read(id, false),
+                        Slot::Queued => {}
+                    }
+                    n += 1;
+                }
+                Ok(n)
+            })?;
+            any |= issued > 0;
+        }
+        Ok(any)
+    }
+}

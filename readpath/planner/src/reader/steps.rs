@@ -1,0 +1,389 @@
+//! Steps of a unit: the coupled cursor, starting steps, readiness, finishing, row groups
+//! dropped by bloom filters and completed.
+
+use super::*;
+
+impl Reader {
+    pub(super) fn privileged(u: &OpenUnit) -> Option<(u32, u32)> {
+        let rg = u.rgs.get(u.first_incomplete)?;
+        Some((u.first_incomplete as u32, rg.subgroups_done))
+    }
+
+    pub(super) fn is_privileged(u: &OpenUnit, step: u32) -> bool {
+        let Some(s) = u.plan.steps.get(step as usize) else {
+            return false;
+        };
+        Self::privileged(u) == Some((s.rg, s.kind.subgroup()))
+    }
+
+    /// Coupled issue: start steps in order while dependencies, the serial chain, the
+    /// row-group window and memory allow.
+    pub(super) fn advance_cursor(
+        &mut self,
+        u: &mut OpenUnit,
+        cache: &dyn CacheView,
+    ) -> Result<(), PlanError> {
+        if u.phase != Phase::Steps || !u.current {
+            return Ok(());
+        }
+        while let Some(plan_step) = u.plan.steps.get(u.cursor) {
+            let s = u.cursor as u32;
+            let rg = plan_step.rg as usize;
+            let Some(state) = u.steps.get(u.cursor) else {
+                break;
+            };
+            if matches!(
+                state.status,
+                StepStatus::Finished | StepStatus::Started | StepStatus::Decoding
+            ) {
+                u.cursor += 1;
+                continue;
+            }
+            if state.status != StepStatus::Eligible {
+                break;
+            }
+            if self.serial && u.started_not_ready > 0 {
+                break;
+            }
+            let window = self.strategy.row_groups_ahead as usize;
+            if rg > u.first_incomplete.saturating_add(window) {
+                break;
+            }
+            let bytes: u64 = if plan_step.kind.decodes() {
+                plan_step.compressed_bytes
+            } else {
+                plan_step
+                    .entries
+                    .iter()
+                    .filter_map(|&e| u.plan.entries.get(e as usize))
+                    .map(|e| e.range.len())
+                    .sum()
+            };
+            let request = ChargeRequest {
+                stream: u.stream,
+                class: step_class(plan_step.kind),
+                bytes,
+                running_tasks: self.decodes_running,
+                privileged: Self::is_privileged(u, s),
+            };
+            match self.memory.try_charge(request)? {
+                Admission::Charged(c) => {
+                    if let Some(st) = u.steps.get_mut(u.cursor) {
+                        st.charge = Some(c);
+                    }
+                }
+                Admission::Refused(_) => {
+                    self.memory_blocked.insert(u.id);
+                    break;
+                }
+            }
+            u.cursor += 1;
+            self.start_steps(u, &[s], cache)?;
+        }
+        Ok(())
+    }
+
+    /// Starts `batch` (steps of one unit): registers what each waits for and creates the
+    /// reads of every entry nobody requested yet, coalesced together.
+    pub(super) fn start_steps(
+        &mut self,
+        u: &mut OpenUnit,
+        batch: &[u32],
+        cache: &dyn CacheView,
+    ) -> Result<(), PlanError> {
+        if u.phase == Phase::Done {
+            return Ok(());
+        }
+        let mut to_read: Vec<u32> = Vec::new();
+        let mut owner: BTreeMap<u32, (u32, u32)> = BTreeMap::new();
+        let mut ready_now = Vec::new();
+        for &s in batch {
+            let Some(plan_step) = u.plan.steps.get(s as usize) else {
+                continue;
+            };
+            let Some(state) = u.steps.get_mut(s as usize) else {
+                continue;
+            };
+            if state.status != StepStatus::Eligible {
+                continue;
+            }
+            if u.rgs.get(plan_step.rg as usize).is_some_and(|r| r.dropped) {
+                continue;
+            }
+            state.status = StepStatus::Started;
+            u.started_not_ready += 1;
+            let mut pending = 0;
+            for &e in &plan_step.entries {
+                let ei = e as usize;
+                if let Some(counted) = u.entry_counted.get_mut(ei) {
+                    if !*counted {
+                        *counted = true;
+                        self.output.needed_bytes +=
+                            u.plan.entries.get(ei).map_or(0, |x| x.range.len());
+                    }
+                }
+                match u.entry_state.get(ei).copied() {
+                    Some(EntryState::Ready) | None => {}
+                    Some(EntryState::Requested) => {
+                        pending += 1;
+                        u.waiters.entry(e).or_default().push(s);
+                    }
+                    Some(EntryState::Idle) => {
+                        pending += 1;
+                        u.waiters.entry(e).or_default().push(s);
+                        to_read.push(e);
+                        let key = (plan_step.rg, plan_step.kind.subgroup());
+                        let o = owner.entry(e).or_insert(key);
+                        *o = (*o).min(key);
+                    }
+                }
+            }
+            state.pending = pending;
+            if pending == 0 {
+                ready_now.push(s);
+            }
+        }
+        to_read.sort_unstable();
+        to_read.dedup();
+        if !to_read.is_empty() {
+            self.create_reads(u, &to_read, &owner, cache)?;
+        }
+        for s in ready_now {
+            self.step_ready(u, s)?;
+        }
+        Ok(())
+    }
+
+    /// Entries of unit `uid` whose bytes arrived.
+    pub(super) fn entries_ready(&mut self, uid: u32, entries: &[u32]) {
+        if entries.is_empty() {
+            return;
+        }
+        let r = self.with_unit(uid, |r, u| {
+            for &e in entries {
+                let ei = e as usize;
+                let Some(p) = u.entry_pieces.get_mut(ei) else {
+                    continue;
+                };
+                *p = p.saturating_sub(1);
+                if *p > 0 {
+                    continue;
+                }
+                if let Some(st) = u.entry_state.get_mut(ei) {
+                    *st = EntryState::Ready;
+                }
+                for s in u.waiters.remove(&e).unwrap_or_default() {
+                    let Some(state) = u.steps.get_mut(s as usize) else {
+                        continue;
+                    };
+                    state.pending = state.pending.saturating_sub(1);
+                    if state.pending == 0 && state.status == StepStatus::Started {
+                        r.step_ready(u, s)?;
+                    }
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            self.fail(e);
+        }
+    }
+
+    pub(super) fn step_ready(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {
+        u.started_not_ready = u.started_not_ready.saturating_sub(1);
+        if self.serial {
+            self.dirty.insert(u.id);
+        }
+        let Some(plan_step) = u.plan.steps.get(s as usize) else {
+            return Ok(());
+        };
+        let rg = plan_step.rg as usize;
+        let dropped = u.rgs.get(rg).is_some_and(|r| r.dropped);
+        if !plan_step.kind.decodes() || dropped {
+            return self.finish_step(u, s);
+        }
+        if let Some(st) = u.steps.get_mut(s as usize) {
+            st.status = StepStatus::Decoding;
+        }
+        let cap = self.parallel_subgroups;
+        if let Some(r) = u.rgs.get_mut(rg) {
+            if r.active_decodes < cap {
+                r.active_decodes += 1;
+                self.decode_queue.push_back((u.id, s));
+                self.decode_scan_needed = true;
+            } else {
+                r.pending_decodes.push_back(s);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn consume_entries(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {
+        let entries = u
+            .plan
+            .steps
+            .get(s as usize)
+            .map(|p| p.entries.clone())
+            .unwrap_or_default();
+        for e in entries {
+            let Some(n) = u.entry_consumers.get_mut(e as usize) else {
+                continue;
+            };
+            *n = n.saturating_sub(1);
+            if *n > 0 {
+                continue;
+            }
+            let mut ids: Vec<u64> = u
+                .entry_read
+                .get(e as usize)
+                .copied()
+                .into_iter()
+                .filter(|&i| i != u64::MAX)
+                .collect();
+            ids.extend(u.extra_reads.remove(&e).unwrap_or_default());
+            for id in ids {
+                if let Some(r) = self.reads.get_mut(&id) {
+                    r.unconsumed = r.unconsumed.saturating_sub(1);
+                }
+                self.maybe_forget_read(id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops a read's state once it completed and every entry it served was consumed,
+    /// releasing its memory charge.
+    pub(super) fn maybe_forget_read(&mut self, id: u64) -> Result<(), PlanError> {
+        let done = self
+            .reads
+            .get(&id)
+            .is_some_and(|r| r.completed && (r.unconsumed == 0 || r.charge.is_none()));
+        if done {
+            if let Some(r) = self.reads.remove(&id) {
+                if let Some(c) = r.charge {
+                    self.release_charge(c)?;
+                    self.decode_scan_needed = true;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish_step(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {
+        let Some(state) = u.steps.get_mut(s as usize) else {
+            return Ok(());
+        };
+        if state.status == StepStatus::Finished {
+            return Ok(());
+        }
+        state.status = StepStatus::Finished;
+        let charge = state.charge.take();
+        let dependents = state.dependents.clone();
+        if let Some(c) = charge {
+            self.release_charge(c)?;
+            self.decode_scan_needed = true;
+        }
+        self.consume_entries(u, s)?;
+        let Some(plan_step) = u.plan.steps.get(s as usize) else {
+            return Ok(());
+        };
+        let rg = plan_step.rg as usize;
+        let ends_subgroup = plan_step.ends_subgroup;
+        let Some(rg_plan) = u.plan.row_groups.get(rg) else {
+            return Ok(());
+        };
+        let drop_now = rg_plan.bloom_decision_step == Some(s) && rg_plan.dropped_by_bloom;
+        if let Some(r) = u.rgs.get_mut(rg) {
+            r.open_steps = r.open_steps.saturating_sub(1);
+            if ends_subgroup {
+                r.subgroups_done += 1;
+            }
+        }
+        if drop_now {
+            self.drop_row_group(u, rg)?;
+        } else {
+            let dropped = u.rgs.get(rg).is_some_and(|r| r.dropped);
+            for d in dependents {
+                let Some(st) = u.steps.get_mut(d as usize) else {
+                    continue;
+                };
+                st.unmet = st.unmet.saturating_sub(1);
+                if st.unmet == 0 && st.status == StepStatus::Waiting && !dropped {
+                    st.status = StepStatus::Eligible;
+                    if self.planned {
+                        let is_page = u
+                            .plan
+                            .steps
+                            .get(d as usize)
+                            .is_some_and(|p| p.kind.decodes());
+                        if u.current || !is_page {
+                            self.eligible.push((u.id, d));
+                        }
+                    }
+                }
+            }
+            if !self.planned {
+                self.dirty.insert(u.id);
+            }
+        }
+        if u.rgs
+            .get(rg)
+            .is_some_and(|r| r.open_steps == 0 && !r.complete)
+        {
+            self.rg_complete(u, rg)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn drop_row_group(&mut self, u: &mut OpenUnit, rg: usize) -> Result<(), PlanError> {
+        let Some(r) = u.rgs.get_mut(rg) else {
+            return Ok(());
+        };
+        if r.dropped {
+            return Ok(());
+        }
+        r.dropped = true;
+        self.output.row_groups_dropped_by_bloom += 1;
+        let steps = u.plan.row_groups.get(rg).map_or(0..0, |p| p.steps.clone());
+        for s in steps {
+            let skip = u
+                .steps
+                .get(s as usize)
+                .is_some_and(|st| matches!(st.status, StepStatus::Waiting | StepStatus::Eligible));
+            if skip {
+                if let Some(st) = u.steps.get_mut(s as usize) {
+                    st.status = StepStatus::Finished;
+                }
+                self.consume_entries(u, s)?;
+                if let Some(r) = u.rgs.get_mut(rg) {
+                    r.open_steps = r.open_steps.saturating_sub(1);
+                }
+            }
+        }
+        if !self.planned {
+            self.dirty.insert(u.id);
+        }
+        Ok(())
+    }
+
+    pub(super) fn rg_complete(&mut self, u: &mut OpenUnit, rg: usize) -> Result<(), PlanError> {
+        let Some(r) = u.rgs.get_mut(rg) else {
+            return Ok(());
+        };
+        if r.complete {
+            return Ok(());
+        }
+        r.complete = true;
+        u.rgs_done += 1;
+        while u.rgs.get(u.first_incomplete).is_some_and(|r| r.complete) {
+            u.first_incomplete += 1;
+        }
+        if !self.planned {
+            self.dirty.insert(u.id);
+        }
+        if u.rgs_done == u.rgs.len() {
+            self.unit_done(u)?;
+        }
+        Ok(())
+    }
+}

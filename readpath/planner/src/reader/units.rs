@@ -1,0 +1,255 @@
+//! Units (files or buckets) and streams: opening, the footer and Iceberg metadata phases,
+//! and handing a stream its next unit.
+
+use super::*;
+
+impl Reader {
+    pub(super) fn open_next_unit(&mut self, stream: usize) -> Result<(), PlanError> {
+        let Some(unit) = self.units.get(self.next_unit).cloned() else {
+            return Ok(());
+        };
+        let uid = self.next_unit as u32;
+        self.next_unit += 1;
+        let Some(file) = self.table.files.get(unit.file as usize) else {
+            return Err(PlanError::Query(format!(
+                "file {} does not exist",
+                unit.file
+            )));
+        };
+        let input = PlanInput {
+            file_index: unit.file,
+            row_groups: unit.row_groups.clone(),
+            main_columns: &self.main_columns,
+            prewhere_columns: &self.query.prewhere_columns,
+            column_index_columns: &self.query.column_index_columns,
+            bloom_columns: &self.query.bloom_columns,
+            bloom_probes: self.query.bloom_probes,
+            row_group_keep_fraction: self.query.row_group_keep_fraction,
+            page_keep_fraction: self.query.page_keep_fraction,
+            prewhere_selectivity: self.query.prewhere_selectivity,
+            bloom_drop_fraction: self.query.bloom_drop_fraction,
+            seed: self.query.seed,
+            use_offset_index: self.strategy.use_offset_index,
+            subgroups: self.subgroups,
+            planned: self.planned,
+        };
+        let plan = plan_file(file, &input);
+        let size = file.size_bytes;
+        let footer_len = file.footer_len_bytes as u64 + 8;
+        let whole_file = size > 0 && size < self.strategy.read_whole_file_below_bytes;
+        let footer_reads: VecDeque<ByteRange> = if whole_file {
+            VecDeque::from([ByteRange::new(0, size)])
+        } else if self.query.parquet_metadata_cache_warm {
+            VecDeque::new()
+        } else {
+            let tail = match self.strategy.footer {
+                FooterRead::Tail(n) => n,
+                FooterRead::DuckDb => (size / 1000).clamp(16 * KIB, 256 * KIB),
+                FooterRead::ArrowRs => 8,
+            }
+            .min(size);
+            let mut v = VecDeque::from([ByteRange::new(size - tail, size)]);
+            if footer_len > tail {
+                v.push_back(ByteRange::new(size - footer_len.min(size), size - tail));
+            }
+            v
+        };
+        let n_entries = plan.entries.len();
+        let mut steps: Vec<StepState> = plan
+            .steps
+            .iter()
+            .map(|s| StepState {
+                status: StepStatus::Waiting,
+                unmet: s.deps.len() as u32,
+                pending: 0,
+                dependents: Vec::new(),
+                charge: None,
+            })
+            .collect();
+        for (i, s) in plan.steps.iter().enumerate() {
+            for &d in &s.deps {
+                if let Some(st) = steps.get_mut(d as usize) {
+                    st.dependents.push(i as u32);
+                }
+            }
+        }
+        let rgs: Vec<RgState> = plan
+            .row_groups
+            .iter()
+            .map(|rg| RgState {
+                open_steps: rg.steps.len() as u32,
+                ..RgState::default()
+            })
+            .collect();
+        let lazy = if self.lazy && n_entries > 0 {
+            let needed: Vec<NeededRange> = plan
+                .entries
+                .iter()
+                .map(|e| NeededRange {
+                    range: e.range,
+                    group: e.group,
+                    likely_used: true,
+                })
+                .collect();
+            let (seek, per_task) = match self.policy {
+                CoalescePolicy::ClickHouseBase {
+                    min_bytes_for_seek,
+                    bytes_per_read_task,
+                } => (min_bytes_for_seek, bytes_per_read_task),
+                _ => (0, 0),
+            };
+            Some(LazyCoalescer::new(needed, seek, per_task)?)
+        } else {
+            None
+        };
+        let current = self.streams.get(stream).is_some_and(|s| s.is_empty());
+        let u = OpenUnit {
+            id: uid,
+            file: unit.file,
+            stream,
+            current,
+            phase: Phase::Footer,
+            footer_reads,
+            whole_file,
+            entry_state: vec![EntryState::Idle; n_entries],
+            entry_pieces: vec![0; n_entries],
+            entry_counted: vec![false; n_entries],
+            entry_consumers: plan.entry_consumers.clone(),
+            entry_read: vec![u64::MAX; n_entries],
+            extra_reads: BTreeMap::new(),
+            waiters: BTreeMap::new(),
+            lazy,
+            steps,
+            cursor: 0,
+            started_not_ready: 0,
+            rgs,
+            first_incomplete: 0,
+            rgs_done: 0,
+            queue: IssueQueue::new(stream),
+            local_waiting: VecDeque::new(),
+            reads_running: 0,
+            reads_alive: 0,
+            plan,
+        };
+        if let Some(s) = self.streams.get_mut(stream) {
+            s.push_back(uid);
+        }
+        self.open_ids.insert(uid);
+        if let Some(slot) = self.open.get_mut(uid as usize) {
+            *slot = Some(Box::new(u));
+        }
+        self.with_unit(uid, |r, u| r.next_footer_read(u))
+    }
+
+    pub(super) fn next_footer_read(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
+        match u.footer_reads.pop_front() {
+            Some(range) => {
+                let id = self.new_read(
+                    u,
+                    Purpose::Footer,
+                    range,
+                    ReadKind::Footer,
+                    Vec::new(),
+                    Vec::new(),
+                )?;
+                self.submit_read_of(u, id);
+                Ok(())
+            }
+            None => self.start_plan(u),
+        }
+    }
+
+    pub(super) fn footer_done(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
+        if !u.footer_reads.is_empty() {
+            return self.next_footer_read(u);
+        }
+        if u.whole_file {
+            // The whole file is in memory: every entry is ready.
+            for (e, st) in u.entry_state.iter_mut().enumerate() {
+                *st = EntryState::Ready;
+                if let Some(l) = u.lazy.as_mut() {
+                    let _ = l.task_for(e as u32);
+                }
+            }
+        }
+        self.start_plan(u)
+    }
+
+    pub(super) fn start_plan(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
+        u.phase = Phase::Steps;
+        for (i, st) in u.steps.iter_mut().enumerate() {
+            if st.unmet == 0 && st.status == StepStatus::Waiting {
+                st.status = StepStatus::Eligible;
+                if self.planned {
+                    let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
+                    if u.current || !is_page {
+                        self.eligible.push((u.id, i as u32));
+                    }
+                }
+            }
+        }
+        if !self.planned {
+            self.dirty.insert(u.id);
+        }
+        // Row groups with no step at all are complete now.
+        for rg in 0..u.rgs.len() {
+            if u.rgs
+                .get(rg)
+                .is_some_and(|r| r.open_steps == 0 && !r.complete)
+            {
+                self.rg_complete(u, rg)?;
+            }
+        }
+        if u.rgs.is_empty() {
+            self.unit_done(u)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn unit_done(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
+        if u.phase == Phase::Done {
+            return Ok(());
+        }
+        u.phase = Phase::Done;
+        self.units_done += 1;
+        self.open_ids.remove(&u.id);
+        // Reads still queued serve nothing any more.
+        while let Some(id) = u.local_waiting.pop_front() {
+            self.local_queued = self.local_queued.saturating_sub(1);
+            self.reads.remove(&id);
+            u.reads_alive = u.reads_alive.saturating_sub(1);
+        }
+        let stream = u.stream;
+        let was_front = self.streams.get(stream).and_then(|s| s.front()).copied() == Some(u.id);
+        if let Some(s) = self.streams.get_mut(stream) {
+            s.retain(|&x| x != u.id);
+        }
+        if was_front {
+            if let Some(&next) = self.streams.get(stream).and_then(|s| s.front()) {
+                self.make_current(next);
+            }
+        }
+        self.open_next_unit(stream)?;
+        Ok(())
+    }
+
+    pub(super) fn make_current(&mut self, uid: u32) {
+        let Some(u) = self.open.get_mut(uid as usize).and_then(|u| u.as_mut()) else {
+            return;
+        };
+        if u.current {
+            return;
+        }
+        u.current = true;
+        if self.planned {
+            for (i, st) in u.steps.iter().enumerate() {
+                let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
+                if is_page && st.status == StepStatus::Eligible {
+                    self.eligible.push((uid, i as u32));
+                }
+            }
+        } else {
+            self.dirty.insert(uid);
+        }
+    }
+}

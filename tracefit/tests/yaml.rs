@@ -1,0 +1,91 @@
+//! Every shape of fitted model loads as a `models::store::StoreSpec`.
+
+mod common;
+
+use common::{to_sim_csv, Latency, Synth};
+use models::store::{DistKind, StoreSpec};
+use tracefit::{fit_store, parse_bytes, FitOptions, ParseOptions, ParsedTrace};
+
+fn trace(requests: usize) -> ParsedTrace {
+    let synth = Synth {
+        requests,
+        latency: Latency::Lognormal { median_ns: 27e6, sigma: 0.5 },
+        ns_per_mib: 0.0,
+        bandwidth_median: 57.0 * 1024.0 * 1024.0,
+        bandwidth_sigma: 0.3,
+        rate_per_s: 500.0,
+        error_share: 0.0,
+        seed: 9,
+    };
+    parse_bytes(to_sim_csv(&synth.generate()).as_bytes(), "y.csv", &ParseOptions::default()).unwrap()
+}
+
+fn load(yaml: &str) -> StoreSpec {
+    StoreSpec::from_yaml(yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"))
+}
+
+#[test]
+fn each_candidate_writes_a_loadable_model() {
+    let mut fit = fit_store(&trace(3_000), &FitOptions::default()).unwrap();
+    let names: Vec<&str> = fit.first_byte.candidates.iter().map(|c| c.dist.name()).collect();
+    assert_eq!(names, ["lognormal", "gamma", "empirical"]);
+    for (i, kind) in [DistKind::Lognormal, DistKind::Gamma, DistKind::Empirical].into_iter().enumerate() {
+        fit.first_byte.chosen = i;
+        let spec = load(&fit.to_yaml("m"));
+        assert_eq!(spec.first_byte.distribution, kind);
+        let median = models::store::Sampler::new("first_byte", &spec.first_byte).unwrap().median();
+        if let Some(m) = median {
+            let want = fit.first_byte.candidates[i].dist.median();
+            assert!((m / want - 1.0).abs() < 0.01, "{kind:?}: median {m} vs {want}");
+        }
+    }
+    let candidates = fit.stream_bandwidth.as_ref().map(|b| b.candidates.len()).unwrap_or(0);
+    assert_eq!(candidates, 3);
+    for i in 0..candidates {
+        if let Some(bw) = fit.stream_bandwidth.as_mut() {
+            bw.chosen = i;
+        }
+        load(&fit.to_yaml("m"));
+    }
+}
+
+#[test]
+fn throttling_becomes_a_rate_limit_and_errors_become_faults() {
+    let mut t = trace(3_000);
+    for (i, r) in t.records.iter_mut().enumerate() {
+        if i % 50 == 0 {
+            r.status = 503;
+        } else if i % 101 == 0 {
+            r.status = 0;
+        }
+    }
+    let fit = fit_store(&t, &FitOptions::default()).unwrap();
+    let spec = load(&fit.to_yaml("throttled"));
+    let limit = spec.rate_limit.expect("a rate limit from the 503s");
+    assert!(limit.requests_per_s > 0.0 && limit.requests_per_s <= fit.rate.peak_per_s as f64);
+    assert!((fit.errors.throttled_rate - 0.02).abs() < 0.001, "{}", fit.errors.throttled_rate);
+    assert!((spec.faults.loss_rate - fit.errors.timeout_rate).abs() < 1e-6);
+    assert!(spec.faults.loss_rate > 0.005);
+}
+
+#[test]
+fn without_large_requests_bandwidth_is_not_measured_and_says_so() {
+    let mut t = trace(500);
+    t.records.retain(|r| r.bytes < 1 << 20);
+    let fit = fit_store(&t, &FitOptions::default()).unwrap();
+    assert!(fit.stream_bandwidth.is_none());
+    assert!(fit.size_slope.is_none());
+    let yaml = fit.to_yaml("small");
+    assert!(yaml.contains("NOT MEASURED"), "{yaml}");
+    load(&yaml);
+}
+
+#[test]
+fn a_trace_without_usable_latencies_is_an_error() {
+    let mut t = trace(10);
+    for r in &mut t.records {
+        r.status = 500;
+    }
+    let err = fit_store(&t, &FitOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("first-byte latency"), "{err}");
+}

@@ -147,6 +147,9 @@ pub fn timeline_plot(rows: &[TimelineRow], title: &str, stem: &Path) -> Result<V
     let mut memory = Vec::new();
     if let Some(first) = rows.first() {
         for (pi, (pool, _)) in first.memory.iter().enumerate() {
+            if rows.iter().all(|r| r.memory.get(pi).map(|m| m.1).unwrap_or(0) == 0) {
+                continue; // pools of the other generation
+            }
             memory.push(Series {
                 name: pool.clone(),
                 points: steps(&|r: &TimelineRow| r.memory.get(pi).map(|m| m.1 as f64 / mib).unwrap_or(0.0)),

@@ -8,13 +8,20 @@ use std::fmt;
 pub enum LineError {
     /// The line is not valid UTF-8.
     #[error("the line is not valid UTF-8 (byte {valid_up_to} is the first bad one)")]
-    NotUtf8 { valid_up_to: usize },
+    NotUtf8 {
+        /// Bytes before the first invalid one.
+        valid_up_to: usize,
+    },
     /// A `[...]` or `"..."` field has no closing bracket or quote: the line was probably cut.
     #[error("field {field} ({name}) opens with `{open}` but the line ends before the closing `{close}` (truncated line?)")]
     Unterminated {
+        /// 1-based field number.
         field: usize,
+        /// The field's documented name.
         name: &'static str,
+        /// The opening delimiter.
         open: char,
+        /// The closing delimiter that is missing.
         close: char,
     },
     /// Fewer fields than the format needs.
@@ -22,21 +29,31 @@ pub enum LineError {
         "only {found} fields; at least {needed} are needed (up to `{missing}`); truncated line?"
     )]
     TooFewFields {
+        /// Fields on the line.
         found: usize,
+        /// Fields needed.
         needed: usize,
+        /// The last needed field's name.
         missing: &'static str,
     },
     /// A field has a value of the wrong form.
     #[error("field {field} ({name}) is `{value}`; expected {expected}")]
     BadField {
+        /// 1-based field (or column) number; 0 for the whole line.
         field: usize,
+        /// The field's name.
         name: &'static str,
+        /// The value found (cut to 60 characters).
         value: String,
+        /// What would be right.
         expected: &'static str,
     },
     /// Times in the wrong order (e.g. `end_ns` before `start_ns`).
     #[error("{what}")]
-    Inconsistent { what: String },
+    Inconsistent {
+        /// What is inconsistent, with the values.
+        what: String,
+    },
 }
 
 /// One refused line: where, and why.
@@ -66,7 +83,9 @@ pub enum TraceError {
     /// The sim trace header lacks a column the parser needs.
     #[error("the trace header lacks column `{column}`; a sim trace starts with `{expected}`")]
     MissingColumn {
+        /// The missing column.
         column: &'static str,
+        /// The header the simulator writes.
         expected: &'static str,
     },
     /// The input holds no usable line at all.
@@ -74,13 +93,20 @@ pub enum TraceError {
     Empty(String),
     /// The trace does not hold enough usable requests for a fit.
     #[error("cannot fit {what}: {why}")]
-    Fit { what: &'static str, why: String },
-    /// Writing the model (YAML) failed.
-    #[error("writing the fitted model failed: {0}")]
-    Yaml(String),
+    Fit {
+        /// What could not be fitted.
+        what: &'static str,
+        /// Why, with counts.
+        why: String,
+    },
     /// Drawing a plot failed.
     #[error("drawing the plot `{path}` failed: {why}")]
-    Plot { path: String, why: String },
+    Plot {
+        /// The file being drawn.
+        path: String,
+        /// What went wrong.
+        why: String,
+    },
     /// Replaying against a store model failed.
     #[error("replay failed: {0}")]
     Replay(String),

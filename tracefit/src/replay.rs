@@ -191,7 +191,7 @@ pub fn replay_open_loop(
     for (i, r) in records.iter().enumerate() {
         let start = starts[i];
         if let Some(f) = first_byte_at[i] {
-            sim_first.push((f - start) as f64);
+            sim_first.push(f.saturating_sub(start) as f64);
         }
         if r.is_success() {
             if let Some(l) = r.first_byte_latency_ns {
@@ -200,9 +200,9 @@ pub fn replay_open_loop(
         }
         if let (Some(d), Some(t), true) = (done_at[i], r.total_ns, r.is_success()) {
             rec_total.push(t as f64);
-            sim_total.push((d - start) as f64);
+            sim_total.push(d.saturating_sub(start) as f64);
             total_recorded += t as f64;
-            total_simulated += (d - start) as f64;
+            total_simulated += d.saturating_sub(start) as f64;
         }
     }
     let mut rows = Vec::new();

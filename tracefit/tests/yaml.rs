@@ -9,7 +9,10 @@ use tracefit::{fit_store, parse_bytes, FitOptions, ParseOptions, ParsedTrace};
 fn trace(requests: usize) -> ParsedTrace {
     let synth = Synth {
         requests,
-        latency: Latency::Lognormal { median_ns: 27e6, sigma: 0.5 },
+        latency: Latency::Lognormal {
+            median_ns: 27e6,
+            sigma: 0.5,
+        },
         ns_per_mib: 0.0,
         bandwidth_median: 57.0 * 1024.0 * 1024.0,
         bandwidth_sigma: 0.3,
@@ -17,7 +20,12 @@ fn trace(requests: usize) -> ParsedTrace {
         error_share: 0.0,
         seed: 9,
     };
-    parse_bytes(to_sim_csv(&synth.generate()).as_bytes(), "y.csv", &ParseOptions::default()).unwrap()
+    parse_bytes(
+        to_sim_csv(&synth.generate()).as_bytes(),
+        "y.csv",
+        &ParseOptions::default(),
+    )
+    .unwrap()
 }
 
 fn load(yaml: &str) -> StoreSpec {
@@ -27,19 +35,41 @@ fn load(yaml: &str) -> StoreSpec {
 #[test]
 fn each_candidate_writes_a_loadable_model() {
     let mut fit = fit_store(&trace(3_000), &FitOptions::default()).unwrap();
-    let names: Vec<&str> = fit.first_byte.candidates.iter().map(|c| c.dist.name()).collect();
+    let json: serde_json::Value = serde_json::from_str(&fit.to_json()).unwrap();
+    assert_eq!(
+        json["first_byte"]["candidates"].as_array().map(|a| a.len()),
+        Some(3)
+    );
+    let names: Vec<&str> = fit
+        .first_byte
+        .candidates
+        .iter()
+        .map(|c| c.dist.name())
+        .collect();
     assert_eq!(names, ["lognormal", "gamma", "empirical"]);
-    for (i, kind) in [DistKind::Lognormal, DistKind::Gamma, DistKind::Empirical].into_iter().enumerate() {
+    for (i, kind) in [DistKind::Lognormal, DistKind::Gamma, DistKind::Empirical]
+        .into_iter()
+        .enumerate()
+    {
         fit.first_byte.chosen = i;
         let spec = load(&fit.to_yaml("m"));
         assert_eq!(spec.first_byte.distribution, kind);
-        let median = models::store::Sampler::new("first_byte", &spec.first_byte).unwrap().median();
+        let median = models::store::Sampler::new("first_byte", &spec.first_byte)
+            .unwrap()
+            .median();
         if let Some(m) = median {
             let want = fit.first_byte.candidates[i].dist.median();
-            assert!((m / want - 1.0).abs() < 0.01, "{kind:?}: median {m} vs {want}");
+            assert!(
+                (m / want - 1.0).abs() < 0.01,
+                "{kind:?}: median {m} vs {want}"
+            );
         }
     }
-    let candidates = fit.stream_bandwidth.as_ref().map(|b| b.candidates.len()).unwrap_or(0);
+    let candidates = fit
+        .stream_bandwidth
+        .as_ref()
+        .map(|b| b.candidates.len())
+        .unwrap_or(0);
     assert_eq!(candidates, 3);
     for i in 0..candidates {
         if let Some(bw) = fit.stream_bandwidth.as_mut() {
@@ -63,7 +93,11 @@ fn throttling_becomes_a_rate_limit_and_errors_become_faults() {
     let spec = load(&fit.to_yaml("throttled"));
     let limit = spec.rate_limit.expect("a rate limit from the 503s");
     assert!(limit.requests_per_s > 0.0 && limit.requests_per_s <= fit.rate.peak_per_s as f64);
-    assert!((fit.errors.throttled_rate - 0.02).abs() < 0.001, "{}", fit.errors.throttled_rate);
+    assert!(
+        (fit.errors.throttled_rate - 0.02).abs() < 0.001,
+        "{}",
+        fit.errors.throttled_rate
+    );
     assert!((spec.faults.loss_rate - fit.errors.timeout_rate).abs() < 1e-6);
     assert!(spec.faults.loss_rate > 0.005);
 }

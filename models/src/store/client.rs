@@ -260,6 +260,7 @@ impl S3Client {
     }
 
     /// Starts a read at `now_ns`. Its events come from later [`S3Client::advance`] calls.
+    /// Call `advance(now_ns)` first, so that earlier events are not reported after this start.
     pub fn start(&mut self, now_ns: u64, req: GetRequest) -> Result<(), StoreError> {
         if self.reads.contains_key(&req.token) {
             return Err(StoreError::DuplicateToken(req.token));

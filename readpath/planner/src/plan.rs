@@ -331,9 +331,13 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
         }
         let bloom_decision_step = blocks_step.or(header_step);
 
-        // Dictionary pages of every column read.
+        // Dictionary pages of every column read: an early stage only where a condition can
+        // drop the row group (dictionary filtering); otherwise they are read with the first
+        // pages of their chunk.
+        let early_dictionary = bloom_decision_step.is_some();
         let dicts: Vec<u32> = read_columns
             .iter()
+            .filter(|_| early_dictionary)
             .filter_map(|&c| chunk(c).and_then(|ch| ch.dictionary_page()))
             .map(|r| b.add(clip(r), 0, ReadKind::Dictionary))
             .collect();
@@ -498,6 +502,15 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
         } else {
             stage_deps
         };
+        let mut dict_pending: Vec<Option<ByteRange>> = columns_data
+            .iter()
+            .map(|(c, ..)| {
+                chunk(*c)
+                    .and_then(|ch| ch.dictionary_page())
+                    .filter(|_| !early_dictionary)
+                    .map(clip)
+            })
+            .collect();
         let mut cursors = vec![0usize; columns_data.len()];
         let mut subgroups = 0;
         for k in 0..n_sub {
@@ -526,6 +539,11 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
                         break;
                     }
                     if any(ps, a.max(lo), z.min(hi)) && !range.is_empty() {
+                        if let Some(d) = dict_pending.get_mut(ci).and_then(Option::take) {
+                            // Split out of the same chunk as its pages: the same group.
+                            target.0.push(b.add(d, *group, ReadKind::Dictionary));
+                            target.1 += d.len();
+                        }
                         target.0.push(b.add(range, *group, ReadKind::DataPages));
                         target.1 += range.len();
                     }

@@ -25,16 +25,17 @@ impl EventKey {
     }
 }
 
-/// A heap entry: `order` packs `(time, seq)` so a single u128 comparison orders entries.
+/// A heap entry, 24 bytes: ordered by `(time_ns, seq)`.
 #[derive(Clone, Copy)]
 struct Entry {
-    order: u128,
+    time_ns: u64,
+    seq: u64,
     slot: u32,
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.order == other.order
+        (self.time_ns, self.seq) == (other.time_ns, other.seq)
     }
 }
 impl Eq for Entry {}
@@ -46,7 +47,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     // Reversed: std's BinaryHeap is a max-heap and we want the earliest event on top.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.order.cmp(&self.order)
+        (other.time_ns, other.seq).cmp(&(self.time_ns, self.seq))
     }
 }
 
@@ -109,7 +110,8 @@ impl<E> EventQueue<E> {
             }
         };
         self.heap.push(Entry {
-            order: ((at_ns as u128) << 64) | seq as u128,
+            time_ns: at_ns,
+            seq,
             slot,
         });
         self.live += 1;
@@ -145,20 +147,20 @@ impl<E> EventQueue<E> {
         self.free.push(entry.slot);
         self.live -= 1;
         self.drop_stale_top();
-        Some(((entry.order >> 64) as TimeNs, event))
+        Some((entry.time_ns, event))
     }
 
     /// The time of the earliest pending event.
     #[inline]
     pub fn peek_time(&self) -> Option<TimeNs> {
-        self.heap.peek().map(|e| (e.order >> 64) as TimeNs)
+        self.heap.peek().map(|e| e.time_ns)
     }
 
     /// The earliest pending event without removing it.
     pub fn peek(&self) -> Option<(TimeNs, &E)> {
         let e = self.heap.peek()?;
         let payload = self.slots.get(e.slot as usize)?.payload.as_ref()?;
-        Some(((e.order >> 64) as TimeNs, payload))
+        Some((e.time_ns, payload))
     }
 
     /// The number of pending (not cancelled, not popped) events.
@@ -182,7 +184,7 @@ impl<E> EventQueue<E> {
 
     fn is_stale(&self, e: &Entry) -> bool {
         let s = &self.slots[e.slot as usize];
-        s.payload.is_none() || s.seq as u128 != (e.order & u64::MAX as u128)
+        s.payload.is_none() || s.seq != e.seq
     }
 
     /// Keeps the invariant that the heap's top entry is live, so `peek_time` can be `&self`.

@@ -142,7 +142,7 @@ pub fn run_once(
 }
 
 /// The reader's memory budgets: the base generation's five stages, then the redesign's pools.
-const MEMORY_POOLS: [&str; 8] = [
+pub(crate) const MEMORY_POOLS: [&str; 8] = [
     "BloomFilterHeader",
     "BloomFilterBlocksOrDictionary",
     "ColumnIndexAndOffsetIndex",

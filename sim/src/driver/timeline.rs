@@ -38,7 +38,14 @@ impl Recorder {
             target_bytes_in_flight: s.target_bytes_in_flight,
             reads_running: s.reads_running as u64,
             reads_queued: s.reads_queued as u64,
-            memory: s.memory_usage(),
+            // Every pool of both generations in a fixed order, so arms share one CSV header.
+            memory: {
+                let usage = s.memory_usage();
+                super::MEMORY_POOLS
+                    .iter()
+                    .map(|p| (p.to_string(), usage.iter().find(|(n, _)| n == p).map(|u| u.1).unwrap_or(0)))
+                    .collect()
+            },
         };
         match self.rows.last_mut() {
             // One row per instant: the last state at that time wins.

@@ -1,9 +1,10 @@
 //! `sim tune`: the settings that minimise wall time (or cost, or a mix) of one arm over one or
 //! more scenarios, under an optional memory cap.
 //!
-//! Search: a space-filling start (a Halton sequence, shifted by the seed) in the unit cube of the
-//! parameters (log-scaled where asked), then Nelder-Mead (argmin) from the best point, restarted
-//! with a smaller simplex while the budget lasts. Every candidate runs on the same seeds (common
+//! Search, in the unit cube of the parameters (log-scaled where asked): scans along each axis from
+//! the centre, a few space-filling points (a Halton sequence shifted by the seed), then
+//! Nelder-Mead (argmin) from the best point, restarted with a smaller simplex while the budget
+//! lasts. Every candidate runs on the same seeds (common
 //! random numbers), values are rounded to what one would type, and a candidate that rounds to
 //! settings already evaluated costs nothing. Several scenarios are combined by the geometric mean
 //! of each one's objective relative to the defaults, so that no query dominates.
@@ -355,10 +356,31 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
         error: Mutex::new(None),
     };
     let d = opts.params.len();
-    // 1. Space-filling start, shifted by the seed (Cranley-Patterson rotation).
+    // 1. Axis scans from the centre: each parameter at five positions with the others at the best
+    // so far. Settings like these are often nearly separable and have plateaus (a gap above the
+    // seek threshold changes nothing), where a simplex alone stalls.
+    let mut current = vec![0.5; d];
+    let mut current_value = match search.objective(&current) {
+        Some(v) => v,
+        None => f64::INFINITY,
+    };
+    'scan: for k in 0..d {
+        for pos in [0.0, 0.25, 0.75, 1.0] {
+            let mut u = current.clone();
+            u[k] = pos;
+            let Some(v) = search.objective(&u) else { break 'scan };
+            if v < current_value {
+                current_value = v;
+                current = u;
+            }
+        }
+    }
+    // Then a few space-filling points (a Halton sequence shifted by the seed) for what the scans
+    // cannot see (interactions).
     let mut rng = rand_pcg::Pcg64::seed_from_u64(opts.seed);
     let shift: Vec<f64> = (0..d).map(|_| rng.random::<f64>()).collect();
-    let n0 = (2 * d + 2).min(opts.budget.saturating_sub(1).max(1));
+    let spent = search.memo.lock().map(|m| m.len()).unwrap_or(opts.budget);
+    let n0 = opts.budget.saturating_sub(spent) / 3;
     for i in 1..=n0 as u64 {
         let u: Vec<f64> = (0..d).map(|k| (halton(i, PRIMES[k % PRIMES.len()]) + shift[k]).fract()).collect();
         if search.objective(&u).is_none() {

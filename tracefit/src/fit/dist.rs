@@ -9,11 +9,24 @@ use statrs::function::gamma::{checked_gamma_lr, digamma, ln_gamma};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum FittedDist {
     /// ln X ~ Normal(mu, sigma). The median is `exp(mu)`.
-    Lognormal { mu: f64, sigma: f64 },
+    Lognormal {
+        /// Mean of ln X.
+        mu: f64,
+        /// Standard deviation of ln X.
+        sigma: f64,
+    },
     /// Gamma with shape k and scale theta (mean k * theta).
-    Gamma { shape: f64, scale: f64 },
+    Gamma {
+        /// Shape k.
+        shape: f64,
+        /// Scale theta, in the unit of X.
+        scale: f64,
+    },
     /// Piecewise-linear inverse CDF through `(probability, value)` points.
-    Empirical { points: Vec<(f64, f64)> },
+    Empirical {
+        /// `(probability, value)`, both increasing.
+        points: Vec<(f64, f64)>,
+    },
 }
 
 /// Probabilities at which the empirical candidate keeps quantiles: dense in the tail, where

@@ -184,7 +184,9 @@ struct RunningDecode {
 /// - *planned* (R5): all index steps start at init into the unit's issue queue, page steps as
 ///   soon as their row group's indexes arrived; queues issue while bytes in flight stay under
 ///   the controller's target and memory admits, the current subgroup of the first incomplete
-///   row group always admitted.
+///   row group always admitted. A read of that current subgroup that finds the IO pool full
+///   runs inline on a free decode thread, so the pool does not bound the depth of pre-issued
+///   reads (FINDINGS F4, F5).
 ///
 /// Costs are O(log n) per event (B-tree maps keyed by id); a unit's plan is built when it is
 /// opened and dropped when it is done, so memory follows the open files, not the query.

@@ -257,9 +257,23 @@ impl Reader {
                         None => r.release_charge(issued.charge)?,
                     }
                     u.reads_running += 1;
+                    // The current subgroup's decode needs this read: if the pool is full, a
+                    // free decode thread runs it inline (as the base reader does), so the
+                    // pool does not bound the depth of pre-issued reads (FINDINGS F4, F5).
+                    let needed_now =
+                        context.privileged == Some((issued.read.row_group, issued.read.subgroup));
                     match r.io_pool.submit(id) {
                         Slot::Started => r.start_read(id, false),
-                        Slot::Queued => {}
+                        Slot::Queued => {
+                            if needed_now
+                                && r.decodes_running < r.max_parsing_threads
+                                && r.io_pool.take_waiting(id)
+                            {
+                                r.decodes_running += 1;
+                                r.inline_running += 1;
+                                r.start_read(id, true);
+                            }
+                        }
                     }
                     n += 1;
                 }

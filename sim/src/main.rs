@@ -6,7 +6,11 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "sim", version, about = "Discrete-event simulator and autotuner for Parquet read strategies on object storage")]
+#[command(
+    name = "sim",
+    version,
+    about = "Discrete-event simulator and autotuner for Parquet read strategies on object storage"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,6 +24,10 @@ enum Command {
     Sweep(SweepArgs),
     /// Propose the settings that make one arm fastest (or cheapest) over one or more scenarios.
     Tune(TuneArgs),
+    /// Fit a store model from a captured trace (S3 server access log or `sim run --trace` CSV).
+    Fit(FitArgs),
+    /// Replay a trace's requests (same sizes, same start times) against a store model and compare.
+    Replay(ReplayArgs),
     /// Print the fully resolved scenario (after presets and overrides) and check it.
     Validate {
         scenario: PathBuf,
@@ -142,6 +150,32 @@ struct TuneArgs {
     threads: Option<usize>,
 }
 
+#[derive(clap::Args)]
+struct FitArgs {
+    trace: PathBuf,
+    /// Where to write the fitted model (YAML, loadable as `store:` in a scenario).
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Fail on the first malformed line (default: count them and report the first few).
+    #[arg(long)]
+    strict: bool,
+    /// Write ECDF plots (empirical against each fitted distribution) into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    trace: PathBuf,
+    /// The store model: a preset name or a YAML file (e.g. one `sim fit` wrote).
+    #[arg(long)]
+    model: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long)]
+    strict: bool,
+}
+
 #[derive(Subcommand)]
 enum RecordWhat {
     /// Parquet files or directories of them.
@@ -176,6 +210,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => cmd_run(args),
         Command::Sweep(args) => cmd_sweep(args),
         Command::Tune(args) => cmd_tune(args),
+        Command::Fit(args) => cmd_fit(args),
+        Command::Replay(args) => cmd_replay(args),
         Command::Validate { scenario, set } => {
             let overrides = sim::parse_overrides(&set)?;
             let loaded = sim::scenario::load(&scenario, &overrides)?;
@@ -202,16 +238,24 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         trace: args.trace.is_some(),
         timeline: args.timeline.is_some() || args.plot.is_some(),
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()?;
     let started = std::time::Instant::now();
     let out = pool.install(|| sim::run::run_scenario(&loaded, &opts))?;
-    eprintln!("ran {} in {:.2}s", args.scenario.display(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "ran {} in {:.2}s",
+        args.scenario.display(),
+        started.elapsed().as_secs_f64()
+    );
     if let Some(path) = &args.trace {
-        std::fs::write(path, &out.trace_csv).with_context(|| format!("writing the trace to {}", path.display()))?;
+        std::fs::write(path, &out.trace_csv)
+            .with_context(|| format!("writing the trace to {}", path.display()))?;
         eprintln!("trace: {} ({} requests)", path.display(), out.trace_rows);
     }
     if let Some(path) = &args.timeline {
-        std::fs::write(path, &out.timeline_csv).with_context(|| format!("writing the timeline to {}", path.display()))?;
+        std::fs::write(path, &out.timeline_csv)
+            .with_context(|| format!("writing the timeline to {}", path.display()))?;
         eprintln!("timeline: {}", path.display());
     }
     if let Some(dir) = &args.plot {
@@ -247,7 +291,10 @@ fn cmd_sweep(args: SweepArgs) -> Result<()> {
         args.scenario.display(),
         points,
         if points == 1 { "" } else { "s" },
-        axes.iter().map(|a| format!("{}: {} values", a.name, a.values.len())).collect::<Vec<_>>().join(", ")
+        axes.iter()
+            .map(|a| format!("{}: {} values", a.name, a.values.len()))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let opts = sim::sweep::SweepOptions {
         axes,
@@ -257,7 +304,9 @@ fn cmd_sweep(args: SweepArgs) -> Result<()> {
         case: args.case,
         progress: true,
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()?;
     let started = std::time::Instant::now();
     let result = pool.install(|| sim::sweep::run_sweep(&loaded, &opts))?;
     eprintln!(
@@ -278,8 +327,16 @@ fn cmd_sweep(args: SweepArgs) -> Result<()> {
 
 fn cmd_tune(args: TuneArgs) -> Result<()> {
     let overrides = sim::parse_overrides(&args.set)?;
-    let loaded: Vec<_> = args.scenarios.iter().map(|p| sim::scenario::load(p, &overrides)).collect::<Result<_, _>>()?;
-    let params: Vec<_> = args.params.iter().map(|p| sim::tune::parse_param(p)).collect::<Result<_, _>>()?;
+    let loaded: Vec<_> = args
+        .scenarios
+        .iter()
+        .map(|p| sim::scenario::load(p, &overrides))
+        .collect::<Result<_, _>>()?;
+    let params: Vec<_> = args
+        .params
+        .iter()
+        .map(|p| sim::tune::parse_param(p))
+        .collect::<Result<_, _>>()?;
     let max_memory_bytes = args
         .max_memory
         .as_deref()
@@ -295,11 +352,17 @@ fn cmd_tune(args: TuneArgs) -> Result<()> {
         reps: args.reps,
         progress: true,
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(args.threads.unwrap_or(0)).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()?;
     let started = std::time::Instant::now();
     let targets = sim::tune::targets(&loaded, args.arm.as_deref())?;
     let out = pool.install(|| sim::tune::report::tune_and_report(&targets, &opts))?;
-    eprintln!("tuned in {:.1}s ({} evaluations)", started.elapsed().as_secs_f64(), out.result.history.len());
+    eprintln!(
+        "tuned in {:.1}s ({} evaluations)",
+        started.elapsed().as_secs_f64(),
+        out.result.history.len()
+    );
     print!("{}", out.text);
     if let Some(dir) = &args.plot {
         for p in sim::tune::report::convergence_plot(&out.result, dir)? {
@@ -309,14 +372,75 @@ fn cmd_tune(args: TuneArgs) -> Result<()> {
     Ok(())
 }
 
+fn parse_trace(path: &std::path::Path, strict: bool) -> Result<tracefit::ParsedTrace> {
+    let opts = tracefit::ParseOptions {
+        strict,
+        ..Default::default()
+    };
+    let trace =
+        tracefit::parse_file(path, &opts).with_context(|| format!("reading {}", path.display()))?;
+    eprintln!("{}", trace.summary());
+    Ok(trace)
+}
+
+fn cmd_fit(args: FitArgs) -> Result<()> {
+    let trace = parse_trace(&args.trace, args.strict)?;
+    let fit = tracefit::fit_store(&trace, &tracefit::FitOptions::default())?;
+    let name = args
+        .output
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "fitted".into());
+    let yaml = fit.to_yaml(&name);
+    if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&args.output, &yaml)
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    print!("{yaml}");
+    eprintln!("model: {}", args.output.display());
+    if let Some(dir) = &args.plot {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        for p in tracefit::plot_store_fit(&fit, dir, &name)? {
+            eprintln!("plot: {}", p.display());
+        }
+    }
+    Ok(())
+}
+
+fn cmd_replay(args: ReplayArgs) -> Result<()> {
+    let trace = parse_trace(&args.trace, args.strict)?;
+    let spec = if std::path::Path::new(&args.model).exists() {
+        let text = std::fs::read_to_string(&args.model)
+            .with_context(|| format!("reading {}", args.model))?;
+        models::store::StoreSpec::from_yaml(&text).with_context(|| format!("in {}", args.model))?
+    } else {
+        models::store::StoreSpec::preset(&args.model)?
+    };
+    let report = tracefit::replay_open_loop(&trace, &spec, args.seed)?;
+    print!("{}", report.to_table());
+    Ok(())
+}
+
 fn cmd_record(what: RecordWhat) -> Result<()> {
     let (table, default_name, output) = match what {
-        RecordWhat::Parquet { paths, output, strict } => {
+        RecordWhat::Parquet {
+            paths,
+            output,
+            strict,
+        } => {
             let outcome = record::record_parquet_files(&paths)?;
             for (path, err) in &outcome.skipped {
                 eprintln!("skipped {}: {err}", path.display());
             }
-            let outcome = if strict { record::RecordOutcome { table: outcome.strict()?, skipped: Vec::new() } } else { outcome };
+            let outcome = if strict {
+                record::RecordOutcome {
+                    table: outcome.strict()?,
+                    skipped: Vec::new(),
+                }
+            } else {
+                outcome
+            };
             let name = paths
                 .first()
                 .and_then(|p| p.file_stem())
@@ -324,7 +448,10 @@ fn cmd_record(what: RecordWhat) -> Result<()> {
                 .unwrap_or_else(|| "table".into());
             (outcome.table, name, output)
         }
-        RecordWhat::Iceberg { metadata_json, output } => {
+        RecordWhat::Iceberg {
+            metadata_json,
+            output,
+        } => {
             let table = record::record_iceberg(&metadata_json)?;
             let name = metadata_json
                 .parent()
@@ -336,8 +463,13 @@ fn cmd_record(what: RecordWhat) -> Result<()> {
         }
     };
     let mut table = table;
-    table.provenance.tool = format!("sim {} {}", env!("CARGO_PKG_VERSION"), table.provenance.tool);
-    let output = output.unwrap_or_else(|| PathBuf::from("traces/layouts").join(format!("{default_name}.layout")));
+    table.provenance.tool = format!(
+        "sim {} {}",
+        env!("CARGO_PKG_VERSION"),
+        table.provenance.tool
+    );
+    let output = output
+        .unwrap_or_else(|| PathBuf::from("traces/layouts").join(format!("{default_name}.layout")));
     if let Some(dir) = output.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }

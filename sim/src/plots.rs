@@ -54,9 +54,15 @@ fn axis_format(a: &Axis) -> Option<fn(f64) -> String> {
 
 /// Writes the sweep's plots into `dir` and returns their paths: one line chart per metric for
 /// the first axis (other axes at their first value), and a heatmap per arm when two axes vary.
-pub fn sweep_plots(result: &SweepResult, scenario: &str, dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
+pub fn sweep_plots(
+    result: &SweepResult,
+    scenario: &str,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, ChartError> {
     let mut out = Vec::new();
-    let Some(x_axis) = result.axes.first() else { return Ok(out) };
+    let Some(x_axis) = result.axes.first() else {
+        return Ok(out);
+    };
     let arms: Vec<String> = {
         let mut v: Vec<String> = Vec::new();
         for r in &result.rows {
@@ -67,16 +73,35 @@ pub fn sweep_plots(result: &SweepResult, scenario: &str, dir: &Path) -> Result<V
         v
     };
     // Rows where every other axis sits at its first value.
-    let others_first = |values: &[String]| result.axes.iter().zip(values).skip(1).all(|(a, v)| a.values.first() == Some(v));
+    let others_first = |values: &[String]| {
+        result
+            .axes
+            .iter()
+            .zip(values)
+            .skip(1)
+            .all(|(a, v)| a.values.first() == Some(v))
+    };
     for metric in SWEEP_METRICS {
         let mut series = Vec::new();
         let mut unit = Unit::Count;
         for arm in &arms {
             let mut pts = Vec::new();
             let mut band = Vec::new();
-            for row in result.rows.iter().filter(|r| &r.arm == arm && others_first(&r.values)) {
-                let Some(xi) = x_axis.values.iter().position(|v| Some(v) == row.values.first()) else { continue };
-                let Some((_, u, s)) = row.summaries.iter().find(|(n, _, _)| n == metric) else { continue };
+            for row in result
+                .rows
+                .iter()
+                .filter(|r| &r.arm == arm && others_first(&r.values))
+            {
+                let Some(xi) = x_axis
+                    .values
+                    .iter()
+                    .position(|v| Some(v) == row.values.first())
+                else {
+                    continue;
+                };
+                let Some((_, u, s)) = row.summaries.iter().find(|(n, _, _)| n == metric) else {
+                    continue;
+                };
                 unit = *u;
                 let x = axis_value(x_axis, xi);
                 pts.push((x, scale(*u, s.mean)));
@@ -84,14 +109,22 @@ pub fn sweep_plots(result: &SweepResult, scenario: &str, dir: &Path) -> Result<V
                     band.push((x, scale(*u, s.mean - s.ci95), scale(*u, s.mean + s.ci95)));
                 }
             }
-            series.push(Series { name: arm.clone(), points: pts, band });
+            series.push(Series {
+                name: arm.clone(),
+                points: pts,
+                band,
+            });
         }
         let (unit_name, _) = unit_of(unit);
         let log_x = charts::spans_decades(x_axis.numeric.iter().copied());
         let chart = LineChart {
             title: format!("{scenario}: {metric} vs {}", x_axis.name),
             x_label: axis_label(x_axis),
-            y_label: if unit_name.is_empty() { metric.to_string() } else { format!("{metric} ({unit_name})") },
+            y_label: if unit_name.is_empty() {
+                metric.to_string()
+            } else {
+                format!("{metric} ({unit_name})")
+            },
             series,
             log_x,
             log_y: false,
@@ -105,9 +138,19 @@ pub fn sweep_plots(result: &SweepResult, scenario: &str, dir: &Path) -> Result<V
         for arm in &arms {
             let mut z = vec![vec![f64::NAN; x_axis.values.len()]; y_axis.values.len()];
             for row in result.rows.iter().filter(|r| &r.arm == arm) {
-                let xi = x_axis.values.iter().position(|v| Some(v) == row.values.first());
-                let yi = y_axis.values.iter().position(|v| Some(v) == row.values.get(1));
-                let s = row.summaries.iter().find(|(n, _, _)| n == "wall_time").map(|x| x.2.mean);
+                let xi = x_axis
+                    .values
+                    .iter()
+                    .position(|v| Some(v) == row.values.first());
+                let yi = y_axis
+                    .values
+                    .iter()
+                    .position(|v| Some(v) == row.values.get(1));
+                let s = row
+                    .summaries
+                    .iter()
+                    .find(|(n, _, _)| n == "wall_time")
+                    .map(|x| x.2.mean);
                 if let (Some(xi), Some(yi), Some(s)) = (xi, yi, s) {
                     z[yi][xi] = s / 1e9;
                 }
@@ -130,7 +173,11 @@ pub fn sweep_plots(result: &SweepResult, scenario: &str, dir: &Path) -> Result<V
 }
 
 /// The timeline of one run: concurrency, bytes in flight, pool memory over time.
-pub fn timeline_plot(rows: &[TimelineRow], title: &str, stem: &Path) -> Result<Vec<PathBuf>, ChartError> {
+pub fn timeline_plot(
+    rows: &[TimelineRow],
+    title: &str,
+    stem: &Path,
+) -> Result<Vec<PathBuf>, ChartError> {
     let t = |r: &TimelineRow| r.time_ns as f64 / 1e9;
     // Step functions: hold each value until the next change.
     let steps = |f: &dyn Fn(&TimelineRow) -> f64| -> Vec<(f64, f64)> {
@@ -147,12 +194,17 @@ pub fn timeline_plot(rows: &[TimelineRow], title: &str, stem: &Path) -> Result<V
     let mut memory = Vec::new();
     if let Some(first) = rows.first() {
         for (pi, (pool, _)) in first.memory.iter().enumerate() {
-            if rows.iter().all(|r| r.memory.get(pi).map(|m| m.1).unwrap_or(0) == 0) {
+            if rows
+                .iter()
+                .all(|r| r.memory.get(pi).map(|m| m.1).unwrap_or(0) == 0)
+            {
                 continue; // pools of the other generation
             }
             memory.push(Series {
                 name: pool.clone(),
-                points: steps(&|r: &TimelineRow| r.memory.get(pi).map(|m| m.1 as f64 / mib).unwrap_or(0.0)),
+                points: steps(&|r: &TimelineRow| {
+                    r.memory.get(pi).map(|m| m.1 as f64 / mib).unwrap_or(0.0)
+                }),
                 band: vec![],
             });
         }
@@ -174,16 +226,32 @@ pub fn timeline_plot(rows: &[TimelineRow], title: &str, stem: &Path) -> Result<V
                 "concurrency",
                 "requests",
                 vec![
-                    Series { name: "GETs in flight".into(), points: steps(&|r| r.concurrent_gets as f64), band: vec![] },
-                    Series { name: "reads queued".into(), points: steps(&|r| r.reads_queued as f64), band: vec![] },
+                    Series {
+                        name: "GETs in flight".into(),
+                        points: steps(&|r| r.concurrent_gets as f64),
+                        band: vec![],
+                    },
+                    Series {
+                        name: "reads queued".into(),
+                        points: steps(&|r| r.reads_queued as f64),
+                        band: vec![],
+                    },
                 ],
             ),
             panel(
                 "bytes in flight",
                 "MiB",
                 vec![
-                    Series { name: "in flight".into(), points: steps(&|r| r.bytes_in_flight as f64 / mib), band: vec![] },
-                    Series { name: "target".into(), points: steps(&|r| r.target_bytes_in_flight as f64 / mib), band: vec![] },
+                    Series {
+                        name: "in flight".into(),
+                        points: steps(&|r| r.bytes_in_flight as f64 / mib),
+                        band: vec![],
+                    },
+                    Series {
+                        name: "target".into(),
+                        points: steps(&|r| r.target_bytes_in_flight as f64 / mib),
+                        band: vec![],
+                    },
                 ],
             ),
             panel("pool memory", "MiB", memory),

@@ -21,7 +21,13 @@ pub enum ScenarioRunError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
     #[error("case {case}, arm {arm}, replication {replication}, query {query}: {source}")]
-    Run { case: String, arm: String, replication: u32, query: String, source: RunError },
+    Run {
+        case: String,
+        arm: String,
+        replication: u32,
+        query: String,
+        source: RunError,
+    },
     #[error("no case is called {0}; the scenario has: {1}")]
     NoSuchCase(String, String),
     #[error("writing CSV: {0}")]
@@ -40,13 +46,19 @@ pub struct ScenarioOutput {
 pub type Labelled<T> = (String, String, u32, String, Vec<T>);
 
 /// Runs the scenario's cases (or the selected ones) with the options' overrides.
-pub fn run_scenario(loaded: &LoadedScenario, opts: &RunOptions) -> Result<ScenarioOutput, ScenarioRunError> {
+pub fn run_scenario(
+    loaded: &LoadedScenario,
+    opts: &RunOptions,
+) -> Result<ScenarioOutput, ScenarioRunError> {
     let tables = TableCache::default();
     let all_cases = scenario::cases(loaded)?;
     for wanted in &opts.cases {
         if !all_cases.iter().any(|(n, _)| n == wanted) {
             let names: Vec<&str> = all_cases.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(ScenarioRunError::NoSuchCase(wanted.clone(), names.join(", ")));
+            return Err(ScenarioRunError::NoSuchCase(
+                wanted.clone(),
+                names.join(", "),
+            ));
         }
     }
     let mut resolved_cases = Vec::new();
@@ -64,11 +76,17 @@ pub fn run_scenario(loaded: &LoadedScenario, opts: &RunOptions) -> Result<Scenar
         }
         resolved_cases.push((name, r));
     }
-    let rec = Recording { trace: opts.trace, timeline: opts.timeline };
+    let rec = Recording {
+        trace: opts.trace,
+        timeline: opts.timeline,
+    };
     let mut traces: Vec<Labelled<TraceRow>> = Vec::new();
     let mut timelines: Vec<Labelled<TimelineRow>> = Vec::new();
     let mut cases = Vec::new();
-    let (seed, reps) = resolved_cases.first().map(|(_, r)| (r.seed, r.replications)).unwrap_or((0, 1));
+    let (seed, reps) = resolved_cases
+        .first()
+        .map(|(_, r)| (r.seed, r.replications))
+        .unwrap_or((0, 1));
     for (name, r) in &resolved_cases {
         let (case, tr, tl) = run_case(name, r, rec)?;
         cases.push(case);
@@ -77,10 +95,23 @@ pub fn run_scenario(loaded: &LoadedScenario, opts: &RunOptions) -> Result<Scenar
     }
     let trace_rows = traces.iter().map(|t| t.4.len()).sum();
     Ok(ScenarioOutput {
-        report: Report { scenario: loaded.file.name.clone(), seed, replications: reps, cases },
-        trace_csv: if opts.trace { driver::trace::to_csv(&traces)? } else { String::new() },
+        report: Report {
+            scenario: loaded.file.name.clone(),
+            seed,
+            replications: reps,
+            cases,
+        },
+        trace_csv: if opts.trace {
+            driver::trace::to_csv(&traces)?
+        } else {
+            String::new()
+        },
         trace_rows,
-        timeline_csv: if opts.timeline { driver::timeline::to_csv(&timelines)? } else { String::new() },
+        timeline_csv: if opts.timeline {
+            driver::timeline::to_csv(&timelines)?
+        } else {
+            String::new()
+        },
         timelines,
     })
 }
@@ -93,14 +124,20 @@ pub struct ArmRun {
     pub timelines: Vec<(String, Vec<TimelineRow>)>,
 }
 
-pub fn run_arm(r: &Resolved, arm_index: usize, replication: u32, rec: Recording) -> Result<ArmRun, (String, RunError)> {
+pub fn run_arm(
+    r: &Resolved,
+    arm_index: usize,
+    replication: u32,
+    rec: Recording,
+) -> Result<ArmRun, (String, RunError)> {
     let arm = &r.arms[arm_index];
     let mut total = RunMetrics::default();
     let mut per_query = Vec::new();
     let mut traces = Vec::new();
     let mut timelines = Vec::new();
     for (qi, q) in r.queries.iter().enumerate() {
-        let out = driver::run_once(r, arm, qi, q, replication, rec).map_err(|e| (q.name.clone(), e))?;
+        let out =
+            driver::run_once(r, arm, qi, q, replication, rec).map_err(|e| (q.name.clone(), e))?;
         total.accumulate(&out.metrics);
         if r.queries.len() > 1 {
             per_query.push((q.name.clone(), out.metrics));
@@ -113,22 +150,42 @@ pub fn run_arm(r: &Resolved, arm_index: usize, replication: u32, rec: Recording)
         }
     }
     crate::report::recompute_ratios(&mut total);
-    Ok(ArmRun { total, per_query, traces, timelines })
+    Ok(ArmRun {
+        total,
+        per_query,
+        traces,
+        timelines,
+    })
 }
 
 fn run_case(
     name: &str,
     r: &Resolved,
     rec: Recording,
-) -> Result<(CaseReport, Vec<Labelled<TraceRow>>, Vec<Labelled<TimelineRow>>), ScenarioRunError> {
-    let jobs: Vec<(usize, u32)> =
-        (0..r.arms.len()).flat_map(|a| (0..r.replications).map(move |rep| (a, rep))).collect();
-    let results: Vec<Result<ArmRun, (String, RunError)>> =
-        jobs.par_iter().map(|&(a, rep)| run_arm(r, a, rep, rec)).collect();
+) -> Result<
+    (
+        CaseReport,
+        Vec<Labelled<TraceRow>>,
+        Vec<Labelled<TimelineRow>>,
+    ),
+    ScenarioRunError,
+> {
+    let jobs: Vec<(usize, u32)> = (0..r.arms.len())
+        .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
+        .collect();
+    let results: Vec<Result<ArmRun, (String, RunError)>> = jobs
+        .par_iter()
+        .map(|&(a, rep)| run_arm(r, a, rep, rec))
+        .collect();
     let mut arms: Vec<ArmReport> = r
         .arms
         .iter()
-        .map(|a| ArmReport { arm: a.name.clone(), strategy: a.strategy_name.clone(), runs: Vec::new(), per_query: Vec::new() })
+        .map(|a| ArmReport {
+            arm: a.name.clone(),
+            strategy: a.strategy_name.clone(),
+            runs: Vec::new(),
+            per_query: Vec::new(),
+        })
         .collect();
     let mut traces = Vec::new();
     let mut timelines = Vec::new();
@@ -151,5 +208,12 @@ fn run_case(
             timelines.push((name.to_string(), r.arms[a].name.clone(), rep, q, t));
         }
     }
-    Ok((CaseReport { case: name.to_string(), arms }, traces, timelines))
+    Ok((
+        CaseReport {
+            case: name.to_string(),
+            arms,
+        },
+        traces,
+        timelines,
+    ))
 }

@@ -15,7 +15,10 @@ fn error(text: &str) -> String {
 
 #[test]
 fn misspelled_key_names_line_and_suggests() {
-    let text = small(2, 2, "").replace("    strategy: clickhouse-redesign", "    stratgy: clickhouse-redesign");
+    let text = small(2, 2, "").replace(
+        "    strategy: clickhouse-redesign",
+        "    stratgy: clickhouse-redesign",
+    );
     let e = error(&text);
     assert!(e.contains("test.yaml:"), "{e}");
     assert!(e.contains("stratgy"), "{e}");
@@ -45,11 +48,18 @@ fn missing_layout_file() {
     );
     let text = text.replace("  unused:", "  generate_unused:");
     let e = error(&text);
-    assert!(e.contains("generate_unused") || e.contains("does-not-exist"), "{e}");
+    assert!(
+        e.contains("generate_unused") || e.contains("does-not-exist"),
+        "{e}"
+    );
     let text = small(2, 2, "");
     let start = text.find("table:").unwrap();
     let end = text.find("query:").unwrap();
-    let text = format!("{}table:\n  layout: traces/layouts/does-not-exist.layout\n{}", &text[..start], &text[end..]);
+    let text = format!(
+        "{}table:\n  layout: traces/layouts/does-not-exist.layout\n{}",
+        &text[..start],
+        &text[end..]
+    );
     let e = error(&text);
     assert!(e.contains("does-not-exist.layout"), "{e}");
     assert!(e.contains("sim record"), "{e}");
@@ -57,7 +67,10 @@ fn missing_layout_file() {
 
 #[test]
 fn unknown_strategy_and_setting() {
-    let e = error(&small(2, 2, "").replace("strategy: clickhouse-redesign", "strategy: clickhouse-redesing"));
+    let e = error(&small(2, 2, "").replace(
+        "strategy: clickhouse-redesign",
+        "strategy: clickhouse-redesing",
+    ));
     assert!(e.contains("clickhouse-redesign"), "{e}");
     let e = error(&small(2, 2, "").replace("  max_threads: 4", "  max_thread: 4"));
     assert!(e.contains("max_threads"), "{e}");

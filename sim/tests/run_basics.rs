@@ -7,14 +7,33 @@ use sim::run::RunOptions;
 #[test]
 fn same_seed_same_report_whatever_the_thread_count() {
     let l = parse(&small(6, 3, "")).unwrap();
-    let opts = RunOptions { replications: Some(3), trace: true, timeline: true, ..Default::default() };
-    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run(&l, &opts));
-    let two = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| run(&l, &opts));
+    let opts = RunOptions {
+        replications: Some(3),
+        trace: true,
+        timeline: true,
+        ..Default::default()
+    };
+    let one = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| run(&l, &opts));
+    let two = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap()
+        .install(|| run(&l, &opts));
     assert_eq!(one.report.to_json(), two.report.to_json());
     assert_eq!(one.trace_csv, two.trace_csv);
     assert_eq!(one.timeline_csv, two.timeline_csv);
     // And a different seed gives a different run (the check above could not pass by accident).
-    let other = run(&l, &RunOptions { seed: Some(99), ..opts.clone() });
+    let other = run(
+        &l,
+        &RunOptions {
+            seed: Some(99),
+            ..opts.clone()
+        },
+    );
     assert_ne!(one.report.to_json(), other.report.to_json());
 }
 
@@ -41,16 +60,30 @@ fn injected_faults_are_retried_and_lose_no_read() {
         "store:\n  preset: s3-standard\n  faults: { error_rate: 0.2, loss_rate: 0.02 }\n  timeout: 2s",
     ));
     for arm in ["base", "redesign"] {
-        assert_eq!(metric(&clean, "default", arm, "rows"), metric(&faulty, "default", arm, "rows"));
-        assert!(metric(&faulty, "default", arm, "store_retries") > 0.0, "{arm}: no retries happened");
+        assert_eq!(
+            metric(&clean, "default", arm, "rows"),
+            metric(&faulty, "default", arm, "rows")
+        );
+        assert!(
+            metric(&faulty, "default", arm, "store_retries") > 0.0,
+            "{arm}: no retries happened"
+        );
         assert!(metric(&faulty, "default", arm, "gets") > metric(&clean, "default", arm, "gets"));
     }
 }
 
 #[test]
 fn a_warm_page_cache_fetches_fewer_store_bytes() {
-    let cold = run_text(&small(4, 4, "caches:\n  page_cache: { page_cache_max_size: 1GiB }"));
-    let warm = run_text(&small(4, 4, "caches:\n  page_cache: { page_cache_max_size: 1GiB, warm: { fraction: 0.6 } }"));
+    let cold = run_text(&small(
+        4,
+        4,
+        "caches:\n  page_cache: { page_cache_max_size: 1GiB }",
+    ));
+    let warm = run_text(&small(
+        4,
+        4,
+        "caches:\n  page_cache: { page_cache_max_size: 1GiB, warm: { fraction: 0.6 } }",
+    ));
     for arm in ["base", "redesign"] {
         let c = metric(&cold, "default", arm, "store_bytes");
         let w = metric(&warm, "default", arm, "store_bytes");

@@ -30,15 +30,29 @@ fn csv_does_not_depend_on_threads_and_resume_gives_the_same_file() {
     let l = parse(&small(3, 2, "")).unwrap();
     let one = tmp("one.csv");
     let two = tmp("two.csv");
-    let res = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| run_sweep(&l, &opts(one.clone(), false))).unwrap();
+    let res = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap()
+        .install(|| run_sweep(&l, &opts(one.clone(), false)))
+        .unwrap();
     assert_eq!(res.points_run, 6);
-    rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap().install(|| run_sweep(&l, &opts(two.clone(), false))).unwrap();
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap()
+        .install(|| run_sweep(&l, &opts(two.clone(), false)))
+        .unwrap();
     let full = std::fs::read_to_string(&one).unwrap();
     assert_eq!(full, std::fs::read_to_string(&two).unwrap());
     // 6 points x 2 arms + header.
     assert_eq!(full.lines().count(), 13);
     // The varied values change the results (so the comparison above is not trivially true).
-    let walls: std::collections::BTreeSet<String> = full.lines().skip(1).map(|l| l.split(',').nth(6).unwrap().to_string()).collect();
+    let walls: std::collections::BTreeSet<String> = full
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(6).unwrap().to_string())
+        .collect();
     assert!(walls.len() > 2, "{walls:?}");
 
     // Interrupted after 2.5 points: the header, 5 complete rows and a torn line.
@@ -56,11 +70,16 @@ fn csv_does_not_depend_on_threads_and_resume_gives_the_same_file() {
 #[test]
 fn bad_vary_is_a_clear_error() {
     assert!(parse_vary("input_format_parquet_coalesce_gap_bytes=").is_err());
-    let e = parse_vary("input_format_parquet_coalesce_gap_bytes=64..16MiB:x2").unwrap_err().to_string();
+    let e = parse_vary("input_format_parquet_coalesce_gap_bytes=64..16MiB:x2")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("unit"), "{e}");
     let l = parse(&small(2, 2, "")).unwrap();
     let mut o = opts(tmp("bad.csv"), false);
     o.axes = vec![parse_vary("input_format_parquet_coalesce_gap_byte=1MiB,2MiB").unwrap()];
-    let e = run_sweep(&l, &o).err().expect("an unknown name must fail").to_string();
+    let e = run_sweep(&l, &o)
+        .err()
+        .expect("an unknown name must fail")
+        .to_string();
     assert!(e.contains("input_format_parquet_coalesce_gap_bytes"), "{e}");
 }

@@ -7,10 +7,12 @@ use sim::tune::{parse_param, targets, tune, Evaluator, Objective, TuneOptions};
 
 fn scenario() -> sim::scenario::LoadedScenario {
     // Many small row groups of a wide-ish table: gap and in-flight settings both matter.
-    parse(&small(12, 6, "").replace("row_group_size: 2MiB", "row_group_size: 6MiB").replace("count: 8", "count: 24").replace(
-        "columns: [1, 3, 6]",
-        "columns: [1, 3, 6, 11, 17, 22]",
-    ))
+    parse(
+        &small(12, 6, "")
+            .replace("row_group_size: 2MiB", "row_group_size: 6MiB")
+            .replace("count: 8", "count: 24")
+            .replace("columns: [1, 3, 6]", "columns: [1, 3, 6, 11, 17, 22]"),
+    )
     .unwrap()
 }
 
@@ -44,8 +46,14 @@ fn tuner_gets_within_2_percent_of_the_grid_with_15_percent_of_its_evaluations() 
         for j in 0..n {
             let (u, v) = (i as f64 / (n - 1) as f64, j as f64 / (n - 1) as f64);
             let settings = vec![
-                (o.params[0].name.clone(), o.params[0].text(o.params[0].value_at(u))),
-                (o.params[1].name.clone(), o.params[1].text(o.params[1].value_at(v))),
+                (
+                    o.params[0].name.clone(),
+                    o.params[0].text(o.params[0].value_at(u)),
+                ),
+                (
+                    o.params[1].name.clone(),
+                    o.params[1].text(o.params[1].value_at(v)),
+                ),
             ];
             let w = eval.measure(&settings, None).unwrap()[0].wall_ns;
             grid_best = grid_best.min(w / defaults);
@@ -53,7 +61,12 @@ fn tuner_gets_within_2_percent_of_the_grid_with_15_percent_of_its_evaluations() 
     }
     let r = tune(&t, &o).unwrap();
     assert!(r.history.len() <= 15, "{} evaluations", r.history.len());
-    assert!(r.best.objective <= grid_best * 1.02, "tuner {} vs grid {}", r.best.objective, grid_best);
+    assert!(
+        r.best.objective <= grid_best * 1.02,
+        "tuner {} vs grid {}",
+        r.best.objective,
+        grid_best
+    );
     assert!(r.best.objective <= 1.0, "never worse than the defaults");
     // Same seed, same proposal.
     let again = tune(&t, &o).unwrap();

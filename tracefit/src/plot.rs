@@ -1,29 +1,20 @@
 //! Plots of the empirical CDF of a trace against each fitted candidate, as PNG or SVG.
 //!
-//! Text is drawn with DejaVu Sans, embedded from `assets/` (licence beside it) and registered
-//! with plotters before the first plot, so plots look the same on any machine.
+//! Text is drawn with the font the `charts` crate embeds (DejaVu Sans, `assets/fonts/`) and
+//! registers with plotters before the first plot, so plots look the same on any machine.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::{register_font, FontStyle};
 
 use crate::error::TraceError;
 use crate::fit::{DistFit, StoreFit};
 
-static FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-const FAMILY: &str = "tracefit-sans";
+const FAMILY: &str = "sans-serif";
 
 fn ensure_font() -> Result<(), String> {
-    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            register_font(FAMILY, FontStyle::Normal, FONT)
-                .map_err(|_| "the embedded font is invalid".to_string())
-        })
-        .clone()
+    charts::register_fonts().map_err(|e| e.to_string())
 }
 
 /// The unit a plotted quantity is shown in.

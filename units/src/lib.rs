@@ -12,18 +12,29 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitError {
     #[error("`{input}` has no unit; write it with one, e.g. {example}")]
-    MissingUnit { input: String, example: &'static str },
+    MissingUnit {
+        input: String,
+        example: &'static str,
+    },
     #[error("`{input}`: unknown unit `{unit}`; expected one of {expected}")]
-    UnknownUnit { input: String, unit: String, expected: &'static str },
+    UnknownUnit {
+        input: String,
+        unit: String,
+        expected: &'static str,
+    },
     #[error("`{input}` is not a number with a unit (e.g. {example})")]
-    NotANumber { input: String, example: &'static str },
+    NotANumber {
+        input: String,
+        example: &'static str,
+    },
     #[error("`{input}` is negative; {what} cannot be negative")]
     Negative { input: String, what: &'static str },
     #[error("`{input}` is too large")]
     Overflow { input: String },
 }
 
-const SIZE_UNITS: &str = "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)";
+const SIZE_UNITS: &str =
+    "B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)";
 const TIME_UNITS: &str = "ns, us, ms, s, min, h";
 const BW_UNITS: &str = "a size per second (e.g. MiB/s, GB/s) or bits per second (Mbit/s, Gbit/s)";
 
@@ -37,9 +48,15 @@ fn split_number(input: &str, example: &'static str) -> Result<(f64, String), Uni
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(end);
     let num: String = num.chars().filter(|c| *c != '_').collect();
-    let value: f64 = num.parse().map_err(|_| UnitError::NotANumber { input: input.to_string(), example })?;
+    let value: f64 = num.parse().map_err(|_| UnitError::NotANumber {
+        input: input.to_string(),
+        example,
+    })?;
     if !value.is_finite() {
-        return Err(UnitError::NotANumber { input: input.to_string(), example });
+        return Err(UnitError::NotANumber {
+            input: input.to_string(),
+            example,
+        });
     }
     Ok((value, unit.trim().to_string()))
 }
@@ -61,10 +78,15 @@ fn size_multiplier(unit: &str) -> Option<f64> {
 
 fn to_u64(value: f64, input: &str, what: &'static str) -> Result<u64, UnitError> {
     if value < 0.0 {
-        return Err(UnitError::Negative { input: input.to_string(), what });
+        return Err(UnitError::Negative {
+            input: input.to_string(),
+            what,
+        });
     }
     if value > u64::MAX as f64 {
-        return Err(UnitError::Overflow { input: input.to_string() });
+        return Err(UnitError::Overflow {
+            input: input.to_string(),
+        });
     }
     Ok(value.round() as u64)
 }
@@ -77,7 +99,10 @@ pub fn parse_bytes(input: &str) -> Result<u64, UnitError> {
         if value == 0.0 {
             return Ok(0);
         }
-        return Err(UnitError::MissingUnit { input: input.to_string(), example: EX });
+        return Err(UnitError::MissingUnit {
+            input: input.to_string(),
+            example: EX,
+        });
     }
     let m = size_multiplier(&unit).ok_or_else(|| UnitError::UnknownUnit {
         input: input.to_string(),
@@ -95,7 +120,10 @@ pub fn parse_duration_ns(input: &str) -> Result<u64, UnitError> {
         if value == 0.0 {
             return Ok(0);
         }
-        return Err(UnitError::MissingUnit { input: input.to_string(), example: EX });
+        return Err(UnitError::MissingUnit {
+            input: input.to_string(),
+            example: EX,
+        });
     }
     let m = match unit.as_str() {
         "ns" => 1.0,
@@ -105,7 +133,11 @@ pub fn parse_duration_ns(input: &str) -> Result<u64, UnitError> {
         "min" => 60e9,
         "h" => 3600e9,
         _ => {
-            return Err(UnitError::UnknownUnit { input: input.to_string(), unit, expected: TIME_UNITS })
+            return Err(UnitError::UnknownUnit {
+                input: input.to_string(),
+                unit,
+                expected: TIME_UNITS,
+            })
         }
     };
     to_u64(value * m, input, "a duration")
@@ -119,13 +151,26 @@ pub fn parse_bandwidth(input: &str) -> Result<f64, UnitError> {
         if value == 0.0 {
             return Ok(0.0);
         }
-        return Err(UnitError::MissingUnit { input: input.to_string(), example: EX });
+        return Err(UnitError::MissingUnit {
+            input: input.to_string(),
+            example: EX,
+        });
     }
     if value < 0.0 {
-        return Err(UnitError::Negative { input: input.to_string(), what: "a bandwidth" });
+        return Err(UnitError::Negative {
+            input: input.to_string(),
+            what: "a bandwidth",
+        });
     }
-    let unknown = || UnitError::UnknownUnit { input: input.to_string(), unit: unit.clone(), expected: BW_UNITS };
-    let per = unit.strip_suffix("/s").or_else(|| unit.strip_suffix("ps")).ok_or_else(unknown)?;
+    let unknown = || UnitError::UnknownUnit {
+        input: input.to_string(),
+        unit: unit.clone(),
+        expected: BW_UNITS,
+    };
+    let per = unit
+        .strip_suffix("/s")
+        .or_else(|| unit.strip_suffix("ps"))
+        .ok_or_else(unknown)?;
     let bits = match per {
         "bit" | "b" => Some(1.0),
         "Kbit" | "kbit" | "Kb" | "kb" => Some(1e3),
@@ -302,10 +347,22 @@ mod tests {
         assert_eq!(parse_bytes("1.5GB").unwrap(), 1_500_000_000);
         assert_eq!(parse_bytes("0").unwrap(), 0);
         assert_eq!(parse_bytes("640B").unwrap(), 640);
-        assert!(matches!(parse_bytes("2048"), Err(UnitError::MissingUnit { .. })));
-        assert!(matches!(parse_bytes("2 parsecs"), Err(UnitError::UnknownUnit { .. })));
-        assert!(matches!(parse_bytes("-1MiB"), Err(UnitError::Negative { .. })));
-        assert!(matches!(parse_bytes("MiB"), Err(UnitError::NotANumber { .. })));
+        assert!(matches!(
+            parse_bytes("2048"),
+            Err(UnitError::MissingUnit { .. })
+        ));
+        assert!(matches!(
+            parse_bytes("2 parsecs"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_bytes("-1MiB"),
+            Err(UnitError::Negative { .. })
+        ));
+        assert!(matches!(
+            parse_bytes("MiB"),
+            Err(UnitError::NotANumber { .. })
+        ));
     }
 
     #[test]
@@ -352,7 +409,8 @@ mod tests {
         let s: S = serde_saphyr::from_str("gap: 2MiB\nlatency: 30ms\nbw: 55MiB/s\n").unwrap();
         assert_eq!(s.gap.0, 2 << 20);
         assert_eq!(s.latency.0, 30_000_000);
-        let err = serde_saphyr::from_str::<S>("gap: 2048\nlatency: 30ms\nbw: 1MiB/s\n").unwrap_err();
+        let err =
+            serde_saphyr::from_str::<S>("gap: 2048\nlatency: 30ms\nbw: 1MiB/s\n").unwrap_err();
         assert!(err.to_string().contains("no unit"), "{err}");
     }
 

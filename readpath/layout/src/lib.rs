@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 pub type FileIndex = u32;
 
 /// A half-open byte range `[start, end)` inside one file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 pub struct ByteRange {
     pub start: u64,
     pub end: u64,
@@ -28,7 +30,10 @@ impl ByteRange {
     }
     /// `[start, start + len)`, saturating at `u64::MAX` rather than overflowing.
     pub const fn with_len(start: u64, len: u64) -> Self {
-        Self { start, end: start.saturating_add(len) }
+        Self {
+            start,
+            end: start.saturating_add(len),
+        }
     }
     pub const fn len(&self) -> u64 {
         self.end.saturating_sub(self.start)
@@ -167,20 +172,21 @@ impl ColumnChunk {
     }
     /// The whole chunk: dictionary page plus data pages.
     pub fn range(&self) -> ByteRange {
-        ByteRange::new(self.chunk_start, self.data_page_offset().saturating_add(self.data_len))
+        ByteRange::new(
+            self.chunk_start,
+            self.data_page_offset().saturating_add(self.data_len),
+        )
     }
     pub fn compressed_bytes(&self) -> u64 {
         self.dictionary_len as u64 + self.data_len
     }
     pub fn column_index(&self) -> Option<ByteRange> {
-        (self.column_index_len > 0).then(|| {
-            ByteRange::with_len(self.column_index_offset, self.column_index_len as u64)
-        })
+        (self.column_index_len > 0)
+            .then(|| ByteRange::with_len(self.column_index_offset, self.column_index_len as u64))
     }
     pub fn offset_index(&self) -> Option<ByteRange> {
-        (self.offset_index_len > 0).then(|| {
-            ByteRange::with_len(self.offset_index_offset, self.offset_index_len as u64)
-        })
+        (self.offset_index_len > 0)
+            .then(|| ByteRange::with_len(self.offset_index_offset, self.offset_index_len as u64))
     }
     pub fn bloom_filter(&self) -> Option<BloomFilterLocation> {
         (self.bloom_filter_offset != NO_BLOOM_FILTER).then(|| BloomFilterLocation {
@@ -324,7 +330,11 @@ impl Table {
     /// their chunk, page table references in bounds, schema references valid.
     pub fn validate(&self) -> Result<(), LayoutError> {
         for (fi, file) in self.files.iter().enumerate() {
-            let at = |what: String| LayoutError::Invalid { file: file.path.clone(), index: fi, what };
+            let at = |what: String| LayoutError::Invalid {
+                file: file.path.clone(),
+                index: fi,
+                what,
+            };
             let schema = self
                 .schemas
                 .get(file.schema as usize)
@@ -362,7 +372,10 @@ impl Table {
                         check("offset index", r)?;
                     }
                     if let Some(b) = c.bloom_filter() {
-                        check("bloom filter", ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64))?;
+                        check(
+                            "bloom filter",
+                            ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64),
+                        )?;
                     }
                     if c.pages_count > 0 {
                         let first = c.pages_first as usize;
@@ -391,7 +404,11 @@ impl Table {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LayoutError {
     #[error("file {index} ({file}): {what}")]
-    Invalid { file: String, index: usize, what: String },
+    Invalid {
+        file: String,
+        index: usize,
+        what: String,
+    },
 }
 
 #[cfg(test)]
@@ -401,7 +418,11 @@ mod tests {
     #[test]
     fn column_chunk_stays_small() {
         // 7.7 M of these for the many-small-files table; see the crate doc.
-        assert!(std::mem::size_of::<ColumnChunk>() <= 80, "{}", std::mem::size_of::<ColumnChunk>());
+        assert!(
+            std::mem::size_of::<ColumnChunk>() <= 80,
+            "{}",
+            std::mem::size_of::<ColumnChunk>()
+        );
     }
 
     #[test]

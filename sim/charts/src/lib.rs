@@ -25,9 +25,14 @@ pub enum ChartError {
 pub fn register_fonts() -> Result<(), ChartError> {
     static DONE: OnceLock<bool> = OnceLock::new();
     let ok = *DONE.get_or_init(|| {
-        [FontStyle::Normal, FontStyle::Bold, FontStyle::Italic, FontStyle::Oblique]
-            .into_iter()
-            .all(|style| plotters::style::register_font(FAMILY, style, FONT).is_ok())
+        [
+            FontStyle::Normal,
+            FontStyle::Bold,
+            FontStyle::Italic,
+            FontStyle::Oblique,
+        ]
+        .into_iter()
+        .all(|style| plotters::style::register_font(FAMILY, style, FONT).is_ok())
     });
     if ok {
         Ok(())
@@ -83,7 +88,10 @@ pub fn spans_decades(values: impl Iterator<Item = f64>) -> bool {
 }
 
 fn draw_err(path: &Path, e: impl std::fmt::Display) -> ChartError {
-    ChartError::Draw { path: path.to_path_buf(), message: e.to_string() }
+    ChartError::Draw {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 /// Writes `stem.png` and `stem.svg` with `draw` and returns both paths.
@@ -127,7 +135,10 @@ fn bounds(vals: impl Iterator<Item = f64>, log: bool) -> (f64, f64) {
         (lo / 1.2, hi * 1.2)
     } else {
         let pad = ((hi - lo) * 0.05).max(hi.abs() * 0.05).max(1e-9);
-        ((lo - pad).min(if lo >= 0.0 { 0.0 } else { lo - pad }), hi + pad)
+        (
+            (lo - pad).min(if lo >= 0.0 { 0.0 } else { lo - pad }),
+            hi + pad,
+        )
     }
 }
 
@@ -141,11 +152,16 @@ impl LineChart {
 
     /// Draws into any area (used for panels too).
     pub fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
-        let xs = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
-        let ys = self
+        let xs = self
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1).chain(s.band.iter().flat_map(|b| [b.1, b.2])));
+            .flat_map(|s| s.points.iter().map(|p| p.0));
+        let ys = self.series.iter().flat_map(|s| {
+            s.points
+                .iter()
+                .map(|p| p.1)
+                .chain(s.band.iter().flat_map(|b| [b.1, b.2]))
+        });
         let (x0, x1) = bounds(xs, self.log_x);
         let (y0, y1) = bounds(ys, self.log_y);
         let mut builder = ChartBuilder::on(area);
@@ -175,18 +191,28 @@ impl LineChart {
                     if !s.band.is_empty() {
                         let mut poly: Vec<(f64, f64)> = s.band.iter().map(|b| (b.0, b.2)).collect();
                         poly.extend(s.band.iter().rev().map(|b| (b.0, b.1)));
-                        chart.draw_series(std::iter::once(Polygon::new(poly, c.mix(0.18)))).map_err(|e| e.to_string())?;
+                        chart
+                            .draw_series(std::iter::once(Polygon::new(poly, c.mix(0.18))))
+                            .map_err(|e| e.to_string())?;
                     }
                     chart
                         .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
                         .map_err(|e| e.to_string())?
                         .label(s.name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                        });
                     chart
                         .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, c.filled())))
                         .map_err(|e| e.to_string())?;
                 }
-                if self.series.len() > 1 || !self.series.first().map(|s| s.name.is_empty()).unwrap_or(true) {
+                if self.series.len() > 1
+                    || !self
+                        .series
+                        .first()
+                        .map(|s| s.name.is_empty())
+                        .unwrap_or(true)
+                {
                     chart
                         .configure_series_labels()
                         .background_style(WHITE.mix(0.85))
@@ -198,11 +224,19 @@ impl LineChart {
             }};
         }
         match (self.log_x, self.log_y) {
-            (false, false) => body!(builder.build_cartesian_2d(x0..x1, y0..y1).map_err(|e| e.to_string())?),
-            (true, false) => body!(builder.build_cartesian_2d((x0..x1).log_scale(), y0..y1).map_err(|e| e.to_string())?),
-            (false, true) => body!(builder.build_cartesian_2d(x0..x1, (y0..y1).log_scale()).map_err(|e| e.to_string())?),
+            (false, false) => body!(builder
+                .build_cartesian_2d(x0..x1, y0..y1)
+                .map_err(|e| e.to_string())?),
+            (true, false) => body!(builder
+                .build_cartesian_2d((x0..x1).log_scale(), y0..y1)
+                .map_err(|e| e.to_string())?),
+            (false, true) => body!(builder
+                .build_cartesian_2d(x0..x1, (y0..y1).log_scale())
+                .map_err(|e| e.to_string())?),
             (true, true) => {
-                body!(builder.build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale()).map_err(|e| e.to_string())?)
+                body!(builder
+                    .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+                    .map_err(|e| e.to_string())?)
             }
         }
         Ok(())
@@ -232,12 +266,16 @@ impl Panels {
             stem,
             (1000, h),
             |a| {
-                let a = a.titled(&self.title, (FAMILY, 24)).map_err(|e| e.to_string())?;
+                let a = a
+                    .titled(&self.title, (FAMILY, 24))
+                    .map_err(|e| e.to_string())?;
                 let areas = a.split_evenly((self.panels.len(), 1));
                 draw(&|i| self.panels[i].draw(&areas[i]))
             },
             |a| {
-                let a = a.titled(&self.title, (FAMILY, 24)).map_err(|e| e.to_string())?;
+                let a = a
+                    .titled(&self.title, (FAMILY, 24))
+                    .map_err(|e| e.to_string())?;
                 let areas = a.split_evenly((self.panels.len(), 1));
                 draw(&|i| self.panels[i].draw(&areas[i]))
             },
@@ -272,7 +310,13 @@ impl Heatmap {
                 }
                 let better = match best {
                     None => true,
-                    Some((_, _, b)) => if self.lower_is_better { *v < b } else { *v > b },
+                    Some((_, _, b)) => {
+                        if self.lower_is_better {
+                            *v < b
+                        } else {
+                            *v > b
+                        }
+                    }
                 };
                 if better {
                     best = Some((xi, yi, *v));
@@ -291,16 +335,28 @@ impl Heatmap {
 
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
         let (nx, ny) = (self.x_ticks.len(), self.y_ticks.len());
-        let vals: Vec<f64> = self.z.iter().flatten().copied().filter(|v| v.is_finite()).collect();
+        let vals: Vec<f64> = self
+            .z
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect();
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let (main, legend) = area.split_horizontally(area.dim_in_pixel().0.saturating_sub(140));
         let mut chart = ChartBuilder::on(&main)
-            .caption(format!("{} (colour: {})", self.title, self.z_label), (FAMILY, 22))
+            .caption(
+                format!("{} (colour: {})", self.title, self.z_label),
+                (FAMILY, 22),
+            )
             .margin(12)
             .x_label_area_size(56)
             .y_label_area_size(100)
-            .build_cartesian_2d((0..nx as i32 - 1).into_segmented(), (0..ny as i32 - 1).into_segmented())
+            .build_cartesian_2d(
+                (0..nx as i32 - 1).into_segmented(),
+                (0..ny as i32 - 1).into_segmented(),
+            )
             .map_err(|e| e.to_string())?;
         let xt = self.x_ticks.clone();
         let yt = self.y_ticks.clone();
@@ -329,7 +385,13 @@ impl Heatmap {
             RGBColor(lerp(33.0, 253.0), lerp(102.0, 231.0), lerp(172.0, 37.0))
         };
         let cell = |x: usize, y: usize| {
-            [(SegmentValue::Exact(x as i32), SegmentValue::Exact(y as i32)), (SegmentValue::Exact(x as i32 + 1), SegmentValue::Exact(y as i32 + 1))]
+            [
+                (SegmentValue::Exact(x as i32), SegmentValue::Exact(y as i32)),
+                (
+                    SegmentValue::Exact(x as i32 + 1),
+                    SegmentValue::Exact(y as i32 + 1),
+                ),
+            ]
         };
         for (yi, row) in self.z.iter().enumerate() {
             for (xi, v) in row.iter().enumerate() {
@@ -337,13 +399,19 @@ impl Heatmap {
                     continue;
                 }
                 chart
-                    .draw_series(std::iter::once(Rectangle::new(cell(xi, yi), shade(*v).filled())))
+                    .draw_series(std::iter::once(Rectangle::new(
+                        cell(xi, yi),
+                        shade(*v).filled(),
+                    )))
                     .map_err(|e| e.to_string())?;
                 if nx <= 12 && ny <= 12 {
                     chart
                         .draw_series(std::iter::once(Text::new(
                             (self.z_format)(*v),
-                            (SegmentValue::CenterOf(xi as i32), SegmentValue::CenterOf(yi as i32)),
+                            (
+                                SegmentValue::CenterOf(xi as i32),
+                                SegmentValue::CenterOf(yi as i32),
+                            ),
                             (FAMILY, 12).into_font().color(&BLACK),
                         )))
                         .map_err(|e| e.to_string())?;
@@ -352,10 +420,15 @@ impl Heatmap {
         }
         if let Some((bx, by)) = self.best() {
             chart
-                .draw_series(std::iter::once(Rectangle::new(cell(bx, by), RED.stroke_width(4))))
+                .draw_series(std::iter::once(Rectangle::new(
+                    cell(bx, by),
+                    RED.stroke_width(4),
+                )))
                 .map_err(|e| e.to_string())?
                 .label("best")
-                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], RED.stroke_width(3)));
+                .legend(|(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 14, y + 6)], RED.stroke_width(3))
+                });
             chart
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.85))
@@ -372,11 +445,17 @@ impl Heatmap {
             let v = lo + (hi - lo) * i as f64 / (steps - 1) as f64;
             let y0 = lh as i32 - ((i + 1) as i32 * lh as i32 / steps);
             let y1 = lh as i32 - (i as i32 * lh as i32 / steps);
-            legend.draw(&Rectangle::new([(0, y0), (24, y1)], shade(v).filled())).map_err(|e| e.to_string())?;
+            legend
+                .draw(&Rectangle::new([(0, y0), (24, y1)], shade(v).filled()))
+                .map_err(|e| e.to_string())?;
         }
         let font = (FAMILY, 12).into_font();
-        legend.draw(&Text::new((self.z_format)(hi), (28, 0), font.clone())).map_err(|e| e.to_string())?;
-        legend.draw(&Text::new((self.z_format)(lo), (28, lh as i32 - 12), font)).map_err(|e| e.to_string())?;
+        legend
+            .draw(&Text::new((self.z_format)(hi), (28, 0), font.clone()))
+            .map_err(|e| e.to_string())?;
+        legend
+            .draw(&Text::new((self.z_format)(lo), (28, lh as i32 - 12), font))
+            .map_err(|e| e.to_string())?;
         Ok(())
     }
 }
@@ -396,7 +475,10 @@ mod tests {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
         assert!(png.len() > 10_000, "PNG too small: {}", png.len());
         let svg = std::fs::read_to_string(&paths[1]).unwrap();
-        assert!(svg.starts_with("<svg") || svg.contains("<svg"), "not an SVG");
+        assert!(
+            svg.starts_with("<svg") || svg.contains("<svg"),
+            "not an SVG"
+        );
         assert!(svg.contains("<text"), "the SVG has no text");
     }
 
@@ -407,8 +489,16 @@ mod tests {
             x_label: "gap (bytes)".into(),
             y_label: "wall time (s)".into(),
             series: vec![
-                Series { name: "a".into(), points: vec![(1e3, 2.0), (1e4, 1.5), (1e5, 1.7)], band: vec![(1e3, 1.9, 2.1), (1e4, 1.4, 1.6), (1e5, 1.6, 1.8)] },
-                Series { name: "b".into(), points: vec![(1e3, 3.0), (1e4, 2.5), (1e5, 2.0)], band: vec![] },
+                Series {
+                    name: "a".into(),
+                    points: vec![(1e3, 2.0), (1e4, 1.5), (1e5, 1.7)],
+                    band: vec![(1e3, 1.9, 2.1), (1e4, 1.4, 1.6), (1e5, 1.6, 1.8)],
+                },
+                Series {
+                    name: "b".into(),
+                    points: vec![(1e3, 3.0), (1e4, 2.5), (1e5, 2.0)],
+                    band: vec![],
+                },
             ],
             log_x: true,
             log_y: false,

@@ -34,7 +34,12 @@ struct LiveRead {
 #[derive(Clone, Copy)]
 enum GetPurpose {
     /// Serves fragment `fragment` of read `read`; the GET starts `lead` bytes before the fragment.
-    Fragment { read: u64, fragment: usize, lead: u64, fill_fs_cache: bool },
+    Fragment {
+        read: u64,
+        fragment: usize,
+        lead: u64,
+        fill_fs_cache: bool,
+    },
     /// A filesystem-cache background download: no reader waits for it.
     Background,
 }
@@ -86,7 +91,10 @@ impl IoWorld {
         record_trace: bool,
     ) -> Result<Self, RunError> {
         let model = |e: &dyn std::fmt::Display| RunError::Model(e.to_string());
-        let client = S3Client::new(&r.store, rngs.stream(engine::Subsystem::Store, replication)).map_err(|e| model(&e))?;
+        let mut client =
+            S3Client::new(&r.store, rngs.stream(engine::Subsystem::Store, replication))
+                .map_err(|e| model(&e))?;
+        client.set_trace(record_trace);
         let object_sizes: Vec<u64> = r.table.files.iter().map(|f| f.size_bytes).collect();
         let page_cache = match &r.page_cache {
             Some(spec) => {
@@ -96,7 +104,9 @@ impl IoWorld {
                     pc.warm(i as u64, *size, &mut rng);
                 }
                 let mode = if arm.strategy.read_through_page_cache() {
-                    PageCacheMode::ReadThrough { io_concurrency: arm.strategy.io_threads() as u32 }
+                    PageCacheMode::ReadThrough {
+                        io_concurrency: arm.strategy.io_threads() as u32,
+                    }
                 } else {
                     PageCacheMode::Base
                 };
@@ -111,7 +121,11 @@ impl IoWorld {
                 for (i, size) in object_sizes.iter().enumerate() {
                     fc.warm(i as u64, *size, &mut rng);
                 }
-                let mode = if arm.strategy.filesystem_cache_fixes() { FsCacheMode::Redesign } else { FsCacheMode::Base };
+                let mode = if arm.strategy.filesystem_cache_fixes() {
+                    FsCacheMode::Redesign
+                } else {
+                    FsCacheMode::Base
+                };
                 Some((fc, mode))
             }
             None => None,
@@ -131,15 +145,29 @@ impl IoWorld {
             background: Vec::new(),
             refused: Vec::new(),
             estimate: models::page_cache::NetworkEstimate {
-                first_byte_ns: r.store.first_byte.median.or(r.store.first_byte.mean).map(|d| d.0).unwrap_or(50_000_000),
-                bandwidth_bytes_per_s: r.store.stream_bandwidth.median.or(r.store.stream_bandwidth.mean).map(|b| b.0).unwrap_or(64e6),
+                first_byte_ns: r
+                    .store
+                    .first_byte
+                    .median
+                    .or(r.store.first_byte.mean)
+                    .map(|d| d.0)
+                    .unwrap_or(50_000_000),
+                bandwidth_bytes_per_s: r
+                    .store
+                    .stream_bandwidth
+                    .median
+                    .or(r.store.stream_bandwidth.mean)
+                    .map(|b| b.0)
+                    .unwrap_or(64e6),
             },
         })
     }
 
     /// What the page cache holds, for the coalescer's read-through of cached gaps (R8).
     pub fn cache_view(&self) -> CacheView<'_> {
-        CacheView { page_cache: self.page_cache.as_ref().map(|(pc, _)| pc) }
+        CacheView {
+            page_cache: self.page_cache.as_ref().map(|(pc, _)| pc),
+        }
     }
 
     pub fn store_stats(&self) -> models::store::StoreStats {
@@ -147,7 +175,10 @@ impl IoWorld {
     }
 
     pub fn page_cache_read_through_bytes(&self) -> u64 {
-        self.page_cache.as_ref().map(|(pc, _)| pc.stats().read_through_bytes).unwrap_or(0)
+        self.page_cache
+            .as_ref()
+            .map(|(pc, _)| pc.stats().read_through_bytes)
+            .unwrap_or(0)
     }
 
     pub fn active_gets(&self) -> u64 {
@@ -155,7 +186,10 @@ impl IoWorld {
     }
 
     fn object_size(&self, object: u64) -> u64 {
-        self.object_sizes.get(object as usize).copied().unwrap_or(u64::MAX)
+        self.object_sizes
+            .get(object as usize)
+            .copied()
+            .unwrap_or(u64::MAX)
     }
 
     /// Starts a read the reader issued at `now`: plans it into pieces (page-cache hits, disk
@@ -197,31 +231,97 @@ impl IoWorld {
                     if source == ReadSource::Store {
                         source = ReadSource::PageCache;
                     }
-                    let ns = self.page_cache.as_ref().map(|(pc, _)| pc.hit_ns(range.len())).unwrap_or(0);
-                    self.local.schedule(now + ns, LocalDone { read: key, fragment: i });
-                    self.push_trace(now, now + ns, now + ns, object, range, ServedBy::PageCache, 200);
+                    let ns = self
+                        .page_cache
+                        .as_ref()
+                        .map(|(pc, _)| pc.hit_ns(range.len()))
+                        .unwrap_or(0);
+                    self.local.schedule(
+                        now + ns,
+                        LocalDone {
+                            read: key,
+                            fragment: i,
+                        },
+                    );
+                    self.push_trace(
+                        now,
+                        now + ns,
+                        now + ns,
+                        object,
+                        range,
+                        ServedBy::PageCache,
+                        200,
+                    );
                 }
                 Piece::Disk => {
                     source = ReadSource::FilesystemCache;
-                    let ns = self.fs_cache.as_ref().map(|(fc, _)| fc.disk_read_ns(range.len())).unwrap_or(0);
-                    self.local.schedule(now + ns, LocalDone { read: key, fragment: i });
-                    self.push_trace(now, now + ns, now + ns, object, range, ServedBy::FilesystemCache, 200);
+                    let ns = self
+                        .fs_cache
+                        .as_ref()
+                        .map(|(fc, _)| fc.disk_read_ns(range.len()))
+                        .unwrap_or(0);
+                    self.local.schedule(
+                        now + ns,
+                        LocalDone {
+                            read: key,
+                            fragment: i,
+                        },
+                    );
+                    self.push_trace(
+                        now,
+                        now + ns,
+                        now + ns,
+                        object,
+                        range,
+                        ServedBy::FilesystemCache,
+                        200,
+                    );
                 }
                 Piece::Get { get, fill_fs_cache } => {
                     let lead = range.start.saturating_sub(get.start);
-                    self.start_get(now, GetPurpose::Fragment { read: key, fragment: i, lead, fill_fs_cache }, object, get);
+                    self.start_get(
+                        now,
+                        GetPurpose::Fragment {
+                            read: key,
+                            fragment: i,
+                            lead,
+                            fill_fs_cache,
+                        },
+                        object,
+                        get,
+                    );
                 }
             }
         }
-        self.reads.insert(key, LiveRead { id: req.id, composite, source });
+        self.reads.insert(
+            key,
+            LiveRead {
+                id: req.id,
+                composite,
+                source,
+            },
+        );
     }
 
     /// Splits the fetch of `clipped` (whose block-rounded span is `fetch`) into disk reads and
     /// store GETs; background downloads start at once and serve nobody.
-    fn plan_fetch(&mut self, now: u64, object: u64, clipped: ByteRange, fetch: ByteRange, pieces: &mut Vec<(ByteRange, Piece)>) {
+    fn plan_fetch(
+        &mut self,
+        now: u64,
+        object: u64,
+        clipped: ByteRange,
+        fetch: ByteRange,
+        pieces: &mut Vec<(ByteRange, Piece)>,
+    ) {
         let size = self.object_size(object);
         let Some((fc, mode)) = &mut self.fs_cache else {
-            pieces.push((clipped, Piece::Get { get: fetch, fill_fs_cache: false }));
+            pieces.push((
+                clipped,
+                Piece::Get {
+                    get: fetch,
+                    fill_fs_cache: false,
+                },
+            ));
             return;
         };
         let plan = fc.plan(object, size, fetch, *mode);
@@ -235,7 +335,13 @@ impl IoWorld {
         for remote in &plan.remote {
             let r = clip(*remote, clipped);
             if !r.is_empty() {
-                covered.push((r, Piece::Get { get: *remote, fill_fs_cache: true }));
+                covered.push((
+                    r,
+                    Piece::Get {
+                        get: *remote,
+                        fill_fs_cache: true,
+                    },
+                ));
             } else {
                 // A GET the cache opens for bytes outside this read still downloads.
                 self.background.push(*remote);
@@ -247,7 +353,13 @@ impl IoWorld {
         for (r, piece) in covered {
             if r.start > at {
                 let hole = ByteRange::new(at, r.start);
-                pieces.push((hole, Piece::Get { get: hole, fill_fs_cache: false }));
+                pieces.push((
+                    hole,
+                    Piece::Get {
+                        get: hole,
+                        fill_fs_cache: false,
+                    },
+                ));
             }
             let r = ByteRange::new(r.start.max(at), r.end);
             if !r.is_empty() {
@@ -257,9 +369,20 @@ impl IoWorld {
         }
         if at < clipped.end {
             let hole = ByteRange::new(at, clipped.end);
-            pieces.push((hole, Piece::Get { get: hole, fill_fs_cache: false }));
+            pieces.push((
+                hole,
+                Piece::Get {
+                    get: hole,
+                    fill_fs_cache: false,
+                },
+            ));
         }
-        let bg: Vec<ByteRange> = plan.background.iter().copied().chain(self.background.drain(..)).collect();
+        let bg: Vec<ByteRange> = plan
+            .background
+            .iter()
+            .copied()
+            .chain(self.background.drain(..))
+            .collect();
         for r in bg {
             self.start_get(now, GetPurpose::Background, object, r);
         }
@@ -268,8 +391,24 @@ impl IoWorld {
     fn start_get(&mut self, now: u64, purpose: GetPurpose, object: u64, range: ByteRange) {
         let token = self.next_token;
         self.next_token += 1;
-        self.gets.insert(token, Get { purpose, object, range });
-        if let Err(e) = self.client.start(now, GetRequest { token, object, prefix: 0, offset: range.start, len: range.len() }) {
+        self.gets.insert(
+            token,
+            Get {
+                purpose,
+                object,
+                range,
+            },
+        );
+        if let Err(e) = self.client.start(
+            now,
+            GetRequest {
+                token,
+                object,
+                prefix: 0,
+                offset: range.start,
+                len: range.len(),
+            },
+        ) {
             // Reported to the reader at the next advance, like any failed read.
             self.refused.push((now, token, e.to_string()));
         }
@@ -277,7 +416,10 @@ impl IoWorld {
 
     pub fn next_event_ns(&self) -> Option<u64> {
         let refused = self.refused.first().map(|r| r.0);
-        [self.client.next_event_ns(), self.local.peek_time(), refused].into_iter().flatten().min()
+        [self.client.next_event_ns(), self.local.peek_time(), refused]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Advances the world to `now` and appends the reader events that happened, in time order.
@@ -293,7 +435,9 @@ impl IoWorld {
         }
         self.client_events = evs;
         while self.local.peek_time().is_some_and(|t| t <= now) {
-            let Some((t, done)) = self.local.pop() else { break };
+            let Some((t, done)) = self.local.pop() else {
+                break;
+            };
             self.on_fragment_progress(t, done.read, done.fragment, u64::MAX, out);
         }
         if self.record_trace {
@@ -313,11 +457,16 @@ impl IoWorld {
             | ClientEvent::Completed { token }
             | ClientEvent::Failed { token, .. } => *token,
         };
-        let Some(get) = self.gets.get(&token) else { return };
+        let Some(get) = self.gets.get(&token) else {
+            return;
+        };
         let (purpose, object, range) = (get.purpose, get.object, get.range);
         match ev {
             ClientEvent::FirstByte { .. } => {
-                if let GetPurpose::Fragment { read, fragment: 0, .. } = purpose {
+                if let GetPurpose::Fragment {
+                    read, fragment: 0, ..
+                } = purpose
+                {
                     if let Some(r) = self.reads.get_mut(&read) {
                         if !r.composite.first_byte_sent {
                             r.composite.first_byte_sent = true;
@@ -327,8 +476,20 @@ impl IoWorld {
                 }
             }
             ClientEvent::Progress { bytes_ready, .. } => {
-                if let GetPurpose::Fragment { read, fragment, lead, .. } = purpose {
-                    self.on_fragment_progress(t, read, fragment, bytes_ready.saturating_sub(lead), out);
+                if let GetPurpose::Fragment {
+                    read,
+                    fragment,
+                    lead,
+                    ..
+                } = purpose
+                {
+                    self.on_fragment_progress(
+                        t,
+                        read,
+                        fragment,
+                        bytes_ready.saturating_sub(lead),
+                        out,
+                    );
                 }
             }
             ClientEvent::Completed { .. } => {
@@ -363,8 +524,17 @@ impl IoWorld {
         }
     }
 
-    fn on_fragment_progress(&mut self, t: u64, read: u64, fragment: usize, ready: u64, out: &mut Vec<(u64, Event)>) {
-        let Some(r) = self.reads.get_mut(&read) else { return };
+    fn on_fragment_progress(
+        &mut self,
+        t: u64,
+        read: u64,
+        fragment: usize,
+        ready: u64,
+        out: &mut Vec<(u64, Event)>,
+    ) {
+        let Some(r) = self.reads.get_mut(&read) else {
+            return;
+        };
         r.composite.set_ready(fragment, ready);
         let now_ready = r.composite.bytes_ready();
         if !r.composite.first_byte_sent && now_ready > 0 {
@@ -373,17 +543,40 @@ impl IoWorld {
         }
         if r.composite.is_complete() {
             let r = self.reads.remove(&read).expect("present above");
-            out.push((t, Event::ReadCompleted { id: r.id, source: r.source }));
+            out.push((
+                t,
+                Event::ReadCompleted {
+                    id: r.id,
+                    source: r.source,
+                },
+            ));
         } else if now_ready > r.composite.reported_ready {
             r.composite.reported_ready = now_ready;
-            out.push((t, Event::ReadProgress { id: r.id, bytes_ready: now_ready }));
+            out.push((
+                t,
+                Event::ReadProgress {
+                    id: r.id,
+                    bytes_ready: now_ready,
+                },
+            ));
         }
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn push_trace(&mut self, start: u64, first: u64, end: u64, object: u64, range: ByteRange, by: ServedBy, status: u16) {
+    fn push_trace(
+        &mut self,
+        start: u64,
+        first: u64,
+        end: u64,
+        object: u64,
+        range: ByteRange,
+        by: ServedBy,
+        status: u16,
+    ) {
         if self.record_trace {
-            self.trace.push(TraceRow::local(start, first, end, object, range, by, status));
+            self.trace.push(TraceRow::local(
+                start, first, end, object, range, by, status,
+            ));
         }
     }
 
@@ -405,6 +598,8 @@ pub struct CacheView<'a> {
 
 impl planner::CacheView for CacheView<'_> {
     fn cached_bytes(&self, file: layout::FileIndex, range: ByteRange) -> u64 {
-        self.page_cache.map(|pc| pc.cached_bytes(file as u64, range)).unwrap_or(0)
+        self.page_cache
+            .map(|pc| pc.cached_bytes(file as u64, range))
+            .unwrap_or(0)
     }
 }

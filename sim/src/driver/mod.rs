@@ -31,7 +31,11 @@ pub enum RunError {
         "the simulation stalled at {at}: the reader is not finished but nothing is pending \
          ({reads_running} reads running, {reads_queued} queued); this is a bug in the read path or the driver"
     )]
-    Stalled { at: String, reads_running: u64, reads_queued: u64 },
+    Stalled {
+        at: String,
+        reads_running: u64,
+        reads_queued: u64,
+    },
 }
 
 /// What one run should record besides its metrics.
@@ -84,15 +88,29 @@ pub fn run_once(
                 Action::Read(req) => io.start(now, req),
                 Action::Decode(d) => {
                     let ns = r.cpu.decode_ns(d.compressed_bytes, d.decoded_bytes);
-                    local.schedule(now + ns, Local::DecodeDone { id: d.id, busy_ns: ns });
+                    local.schedule(
+                        now + ns,
+                        Local::DecodeDone {
+                            id: d.id,
+                            busy_ns: ns,
+                        },
+                    );
                 }
                 Action::Deliver(chunk) => consumer_queue.push_back(chunk),
             }
             while consumer_free > 0 {
-                let Some(chunk) = consumer_queue.pop_front() else { break };
+                let Some(chunk) = consumer_queue.pop_front() else {
+                    break;
+                };
                 consumer_free -= 1;
                 let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-                local.schedule(now + ns, Local::Consumed { id: chunk.id, busy_ns: ns });
+                local.schedule(
+                    now + ns,
+                    Local::Consumed {
+                        id: chunk.id,
+                        busy_ns: ns,
+                    },
+                );
             }
         }
         if let Some(e) = reader.error() {
@@ -102,7 +120,10 @@ pub fn run_once(
             break;
         }
         timeline.sample(now, &reader, &io);
-        let next = [local.peek_time(), io.next_event_ns(), reader.poll_timeout()].into_iter().flatten().min();
+        let next = [local.peek_time(), io.next_event_ns(), reader.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
         let Some(next) = next else {
             let s = reader.status();
             return Err(RunError::Stalled {
@@ -137,8 +158,16 @@ pub fn run_once(
     timeline.sample(now, &reader, &io);
 
     let metrics = collect_metrics(now, &reader, &io, decode_busy_ns, consumer_busy_ns);
-    let trace = if rec.trace { io.take_trace() } else { Vec::new() };
-    Ok(RunOutput { metrics, trace, timeline: timeline.rows })
+    let trace = if rec.trace {
+        io.take_trace()
+    } else {
+        Vec::new()
+    };
+    Ok(RunOutput {
+        metrics,
+        trace,
+        timeline: timeline.rows,
+    })
 }
 
 /// The reader's memory budgets: the base generation's five stages, then the redesign's pools.
@@ -153,7 +182,13 @@ pub(crate) const MEMORY_POOLS: [&str; 8] = [
     "Decoded",
 ];
 
-fn collect_metrics(wall_ns: u64, reader: &Reader, io: &IoWorld, decode_busy_ns: u64, consumer_busy_ns: u64) -> RunMetrics {
+fn collect_metrics(
+    wall_ns: u64,
+    reader: &Reader,
+    io: &IoWorld,
+    decode_busy_ns: u64,
+    consumer_busy_ns: u64,
+) -> RunMetrics {
     let pe = reader.profile_events();
     let status = reader.status();
     let store = io.store_stats();
@@ -167,31 +202,81 @@ fn collect_metrics(wall_ns: u64, reader: &Reader, io: &IoWorld, decode_busy_ns: 
     m.push("needed_bytes", Unit::Bytes, needed);
     m.push("task_bytes", Unit::Bytes, task_bytes);
     m.push("store_bytes", Unit::Bytes, store_bytes);
-    m.push("amplification_store_over_task", Unit::Ratio, if task_bytes > 0.0 { store_bytes / task_bytes } else { 0.0 });
-    m.push("amplification_task_over_needed", Unit::Ratio, if needed > 0.0 { task_bytes / needed } else { 0.0 });
+    m.push(
+        "amplification_store_over_task",
+        Unit::Ratio,
+        if task_bytes > 0.0 {
+            store_bytes / task_bytes
+        } else {
+            0.0
+        },
+    );
+    m.push(
+        "amplification_task_over_needed",
+        Unit::Ratio,
+        if needed > 0.0 {
+            task_bytes / needed
+        } else {
+            0.0
+        },
+    );
     let wall = wall_ns.max(1) as f64;
     let get_busy_ns = store.mean_concurrency * store.span_ns as f64;
     m.push("get_busy_time", Unit::Nanoseconds, get_busy_ns);
     m.push("mean_concurrent_gets", Unit::Count, get_busy_ns / wall);
-    m.push("max_concurrent_gets", Unit::Count, store.peak_concurrency as f64);
+    m.push(
+        "max_concurrent_gets",
+        Unit::Count,
+        store.peak_concurrency as f64,
+    );
     // Every pool of both generations, in a fixed order, so arms line up (absent = 0). The total
     // adds per-pool peaks: an upper bound of the peak of the sum.
     let peaks = status.peak_memory();
-    let peak_of = |pool: &str| peaks.iter().find(|(n, _)| n == pool).map(|p| p.1).unwrap_or(0);
-    m.push("peak_memory", Unit::Bytes, MEMORY_POOLS.iter().map(|p| peak_of(p)).sum::<u64>() as f64);
+    let peak_of = |pool: &str| {
+        peaks
+            .iter()
+            .find(|(n, _)| n == pool)
+            .map(|p| p.1)
+            .unwrap_or(0)
+    };
+    m.push(
+        "peak_memory",
+        Unit::Bytes,
+        MEMORY_POOLS.iter().map(|p| peak_of(p)).sum::<u64>() as f64,
+    );
     for pool in MEMORY_POOLS {
-        m.push(format!("peak_memory_{pool}"), Unit::Bytes, peak_of(pool) as f64);
+        m.push(
+            format!("peak_memory_{pool}"),
+            Unit::Bytes,
+            peak_of(pool) as f64,
+        );
     }
     m.push("decode_busy", Unit::Nanoseconds, decode_busy_ns as f64);
-    m.push("decode_fetch_wait", Unit::Nanoseconds, pe.parquet_fetch_wait_time_microseconds as f64 * 1e3);
+    m.push(
+        "decode_fetch_wait",
+        Unit::Nanoseconds,
+        pe.parquet_fetch_wait_time_microseconds as f64 * 1e3,
+    );
     m.push("consumer_busy", Unit::Nanoseconds, consumer_busy_ns as f64);
-    m.push("cpu_use", Unit::Cores, (decode_busy_ns + consumer_busy_ns) as f64 / wall);
+    m.push(
+        "cpu_use",
+        Unit::Cores,
+        (decode_busy_ns + consumer_busy_ns) as f64 / wall,
+    );
     m.push("cost", Unit::Dollars, store.cost_usd);
     m.push("rows", Unit::Count, reader.output().rows as f64);
     m.push("store_retries", Unit::Count, store.retries as f64);
     for (name, value) in pe.iter() {
-        let value = if name == "ReadBufferFromS3Bytes" { store.bytes_fetched } else { value };
-        let value = if name == "PageCacheReadThroughBytes" { value + io.page_cache_read_through_bytes() } else { value };
+        let value = if name == "ReadBufferFromS3Bytes" {
+            store.bytes_fetched
+        } else {
+            value
+        };
+        let value = if name == "PageCacheReadThroughBytes" {
+            value + io.page_cache_read_through_bytes()
+        } else {
+            value
+        };
         m.push(name, Unit::Count, value as f64);
     }
     m

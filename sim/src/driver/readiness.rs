@@ -28,7 +28,10 @@ impl CompositeRead {
         debug_assert!(tiles(range, &fragments), "{range} vs {fragments:?}");
         Self {
             range,
-            fragments: fragments.into_iter().map(|r| Fragment { range: r, ready: 0 }).collect(),
+            fragments: fragments
+                .into_iter()
+                .map(|r| Fragment { range: r, ready: 0 })
+                .collect(),
             complete_prefix: 0,
             first_byte_sent: false,
             reported_ready: 0,
@@ -63,8 +66,15 @@ impl CompositeRead {
 
     /// Bytes of the logical read ready in offset order.
     pub fn bytes_ready(&self) -> u64 {
-        let done: u64 = self.fragments[..self.complete_prefix].iter().map(|f| f.range.len()).sum();
-        done + self.fragments.get(self.complete_prefix).map(|f| f.ready).unwrap_or(0)
+        let done: u64 = self.fragments[..self.complete_prefix]
+            .iter()
+            .map(|f| f.range.len())
+            .sum();
+        done + self
+            .fragments
+            .get(self.complete_prefix)
+            .map(|f| f.ready)
+            .unwrap_or(0)
     }
 
     pub fn is_complete(&self) -> bool {
@@ -91,7 +101,11 @@ mod tests {
     fn readiness_waits_for_the_first_incomplete_fragment() {
         let mut r = CompositeRead::new(
             ByteRange::new(0, 30),
-            vec![ByteRange::new(0, 10), ByteRange::new(10, 20), ByteRange::new(20, 30)],
+            vec![
+                ByteRange::new(0, 10),
+                ByteRange::new(10, 20),
+                ByteRange::new(20, 30),
+            ],
         );
         r.complete(1);
         assert_eq!(r.bytes_ready(), 0);

@@ -23,7 +23,10 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(enabled: bool) -> Self {
-        Self { enabled, rows: Vec::new() }
+        Self {
+            enabled,
+            rows: Vec::new(),
+        }
     }
 
     pub fn sample(&mut self, now: u64, reader: &Reader, io: &IoWorld) {
@@ -43,7 +46,12 @@ impl Recorder {
                 let usage = s.memory_usage();
                 super::MEMORY_POOLS
                     .iter()
-                    .map(|p| (p.to_string(), usage.iter().find(|(n, _)| n == p).map(|u| u.1).unwrap_or(0)))
+                    .map(|p| {
+                        (
+                            p.to_string(),
+                            usage.iter().find(|(n, _)| n == p).map(|u| u.1).unwrap_or(0),
+                        )
+                    })
                     .collect()
             },
         };
@@ -65,15 +73,35 @@ fn same_state(a: &TimelineRow, b: &TimelineRow) -> bool {
         && a.memory == b.memory
 }
 
-pub fn to_csv(runs: &[(String, String, u32, String, Vec<TimelineRow>)]) -> Result<String, csv::Error> {
+pub fn to_csv(
+    runs: &[(String, String, u32, String, Vec<TimelineRow>)],
+) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let pools: Vec<String> = runs
         .iter()
         .find_map(|r| r.4.first())
-        .map(|row| row.memory.iter().map(|(p, _)| format!("memory_{p}_bytes")).collect())
+        .map(|row| {
+            row.memory
+                .iter()
+                .map(|(p, _)| format!("memory_{p}_bytes"))
+                .collect()
+        })
         .unwrap_or_default();
-    let mut header: Vec<String> = ["case", "arm", "replication", "query", "time_ns", "concurrent_gets", "bytes_in_flight",
-        "target_bytes_in_flight", "reads_running", "reads_queued"].iter().map(|s| s.to_string()).collect();
+    let mut header: Vec<String> = [
+        "case",
+        "arm",
+        "replication",
+        "query",
+        "time_ns",
+        "concurrent_gets",
+        "bytes_in_flight",
+        "target_bytes_in_flight",
+        "reads_running",
+        "reads_queued",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     header.extend(pools);
     w.write_record(&header)?;
     for (case, arm, rep, query, rows) in runs {

@@ -29,7 +29,15 @@ pub struct TraceRow {
 }
 
 impl TraceRow {
-    pub fn local(start: u64, first: u64, end: u64, object: u64, range: ByteRange, by: ServedBy, status: u16) -> Self {
+    pub fn local(
+        start: u64,
+        first: u64,
+        end: u64,
+        object: u64,
+        range: ByteRange,
+        by: ServedBy,
+        status: u16,
+    ) -> Self {
         TraceRow {
             start_ns: start,
             first_byte_ns: first,
@@ -64,8 +72,20 @@ impl TraceRow {
 pub fn to_csv(rows: &[(String, String, u32, String, Vec<TraceRow>)]) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
-        "case", "arm", "replication", "query", "start_ns", "first_byte_ns", "end_ns", "object", "offset_bytes",
-        "length_bytes", "status", "served_by", "attempt", "hedge",
+        "case",
+        "arm",
+        "replication",
+        "query",
+        "start_ns",
+        "first_byte_ns",
+        "end_ns",
+        "object",
+        "offset_bytes",
+        "length_bytes",
+        "status",
+        "served_by",
+        "attempt",
+        "hedge",
     ])?;
     for (case, arm, rep, query, trace) in rows {
         for r in trace {

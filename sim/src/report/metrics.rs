@@ -80,10 +80,17 @@ pub struct RunMetrics {
 
 impl RunMetrics {
     pub fn push(&mut self, name: impl Into<String>, unit: Unit, value: f64) {
-        self.metrics.push(Metric { name: name.into(), unit, value });
+        self.metrics.push(Metric {
+            name: name.into(),
+            unit,
+            value,
+        });
     }
     pub fn get(&self, name: &str) -> Option<f64> {
-        self.metrics.iter().find(|m| m.name == name).map(|m| m.value)
+        self.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.value)
     }
     /// Adds another run's metrics (queries of one scenario run one after another): sums for
     /// totals, maxima for peaks, ratios recomputed by the caller.

@@ -24,20 +24,29 @@ pub struct ArmReport {
 impl ArmReport {
     /// (metric, unit, summary over replications), in the metrics' order.
     pub fn summaries(&self) -> Vec<(String, Unit, Summary)> {
-        let Some(first) = self.runs.first() else { return Vec::new() };
+        let Some(first) = self.runs.first() else {
+            return Vec::new();
+        };
         first
             .metrics
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let values: Vec<f64> = self.runs.iter().filter_map(|r| r.metrics.get(i).map(|x| x.value)).collect();
+                let values: Vec<f64> = self
+                    .runs
+                    .iter()
+                    .filter_map(|r| r.metrics.get(i).map(|x| x.value))
+                    .collect();
                 (m.name.clone(), m.unit, Summary::of(&values))
             })
             .collect()
     }
 
     pub fn mean(&self, metric: &str) -> Option<f64> {
-        self.summaries().into_iter().find(|(n, _, _)| n == metric).map(|(_, _, s)| s.mean)
+        self.summaries()
+            .into_iter()
+            .find(|(n, _, _)| n == metric)
+            .map(|(_, _, s)| s.mean)
     }
 }
 
@@ -82,7 +91,9 @@ impl Report {
     /// One CSV row per (case, arm, metric) with mean, std and the CI half-width.
     pub fn to_csv(&self) -> Result<String, csv::Error> {
         let mut w = csv::Writer::from_writer(Vec::new());
-        w.write_record(["scenario", "case", "arm", "strategy", "metric", "unit", "n", "mean", "std", "ci95"])?;
+        w.write_record([
+            "scenario", "case", "arm", "strategy", "metric", "unit", "n", "mean", "std", "ci95",
+        ])?;
         for case in &self.cases {
             for arm in &case.arms {
                 for (name, unit, s) in arm.summaries() {
@@ -92,7 +103,10 @@ impl Report {
                         arm.arm.as_str(),
                         arm.strategy.as_str(),
                         name.as_str(),
-                        &serde_json::to_value(unit).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                        &serde_json::to_value(unit)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default(),
                         &s.n.to_string(),
                         &format!("{}", s.mean),
                         &format!("{}", s.std),
@@ -151,7 +165,11 @@ impl Report {
                             metrics: a
                                 .summaries()
                                 .into_iter()
-                                .map(|(name, unit, summary)| MetricJson { name, unit, summary })
+                                .map(|(name, unit, summary)| MetricJson {
+                                    name,
+                                    unit,
+                                    summary,
+                                })
                                 .collect(),
                             per_query: &a.per_query,
                         })
@@ -165,7 +183,9 @@ impl Report {
 
 /// Metrics as rows, arms as columns; every arm after the first shows its delta to the first.
 pub fn side_by_side(arms: &[ArmReport]) -> String {
-    let Some(base) = arms.first() else { return String::from("(no arms)\n") };
+    let Some(base) = arms.first() else {
+        return String::from("(no arms)\n");
+    };
     let base_summaries = base.summaries();
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["metric".to_string()];
@@ -181,7 +201,9 @@ pub fn side_by_side(arms: &[ArmReport]) -> String {
             }
         }
     }
-    let find = |sums: &[(String, Unit, Summary)], name: &str| sums.iter().find(|(n, _, _)| n == name).map(|x| x.2);
+    let find = |sums: &[(String, Unit, Summary)], name: &str| {
+        sums.iter().find(|(n, _, _)| n == name).map(|x| x.2)
+    };
     for (name, unit) in &names {
         let bs = find(&base_summaries, name);
         let mut row = vec![name.clone()];
@@ -213,8 +235,15 @@ pub fn side_by_side(arms: &[ArmReport]) -> String {
 /// Left-aligned first column, right-aligned others, two spaces apart.
 pub fn render_rows(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     let mut out = String::new();
     for (ri, r) in rows.iter().enumerate() {
         for (c, cell) in r.iter().enumerate() {
@@ -268,7 +297,10 @@ mod tests {
             scenario: "x".into(),
             seed: 1,
             replications: 2,
-            cases: vec![CaseReport { case: "default".into(), arms: vec![arm("a", &[1.0, 3.0])] }],
+            cases: vec![CaseReport {
+                case: "default".into(),
+                arms: vec![arm("a", &[1.0, 3.0])],
+            }],
         };
         let csv = r.to_csv().unwrap();
         assert_eq!(csv.lines().count(), 3, "{csv}");
@@ -282,10 +314,19 @@ pub fn recompute_ratios(m: &mut RunMetrics) {
     let div = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
     let wall = get(m, "wall_time");
     let values = [
-        ("amplification_store_over_task", div(get(m, "store_bytes"), get(m, "task_bytes"))),
-        ("amplification_task_over_needed", div(get(m, "task_bytes"), get(m, "needed_bytes"))),
+        (
+            "amplification_store_over_task",
+            div(get(m, "store_bytes"), get(m, "task_bytes")),
+        ),
+        (
+            "amplification_task_over_needed",
+            div(get(m, "task_bytes"), get(m, "needed_bytes")),
+        ),
         ("mean_concurrent_gets", div(get(m, "get_busy_time"), wall)),
-        ("cpu_use", div(get(m, "decode_busy") + get(m, "consumer_busy"), wall)),
+        (
+            "cpu_use",
+            div(get(m, "decode_busy") + get(m, "consumer_busy"), wall),
+        ),
     ];
     for (name, v) in values {
         if let Some(metric) = m.metrics.iter_mut().find(|x| x.name == name) {

@@ -17,18 +17,33 @@ impl Summary {
     pub fn of(values: &[f64]) -> Summary {
         let n = values.len();
         if n == 0 {
-            return Summary { n, mean: f64::NAN, std: f64::NAN, ci95: f64::NAN };
+            return Summary {
+                n,
+                mean: f64::NAN,
+                std: f64::NAN,
+                ci95: f64::NAN,
+            };
         }
         let mean = values.iter().sum::<f64>() / n as f64;
         if n < 2 {
-            return Summary { n, mean, std: 0.0, ci95: 0.0 };
+            return Summary {
+                n,
+                mean,
+                std: 0.0,
+                ci95: 0.0,
+            };
         }
         let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let std = var.sqrt();
         let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
             .map(|d| d.inverse_cdf(0.975))
             .unwrap_or(1.96);
-        Summary { n, mean, std, ci95: t * std / (n as f64).sqrt() }
+        Summary {
+            n,
+            mean,
+            std,
+            ci95: t * std / (n as f64).sqrt(),
+        }
     }
 }
 
@@ -42,7 +57,11 @@ mod tests {
         assert_eq!(s.mean, 3.0);
         assert!((s.std - 1.5811).abs() < 1e-3);
         // t(0.975, 4) = 2.776
-        assert!((s.ci95 - 2.776 * 1.5811 / 5f64.sqrt()).abs() < 1e-2, "{}", s.ci95);
+        assert!(
+            (s.ci95 - 2.776 * 1.5811 / 5f64.sqrt()).abs() < 1e-2,
+            "{}",
+            s.ci95
+        );
         let one = Summary::of(&[7.0]);
         assert_eq!((one.mean, one.std, one.ci95), (7.0, 0.0, 0.0));
     }

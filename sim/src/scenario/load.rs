@@ -38,11 +38,23 @@ impl std::error::Error for ScenarioError {}
 
 impl ScenarioError {
     pub fn new(file: &Path, message: impl Into<String>) -> Self {
-        Self { file: file.to_path_buf(), line: None, column: None, key: None, message: message.into() }
+        Self {
+            file: file.to_path_buf(),
+            line: None,
+            column: None,
+            key: None,
+            message: message.into(),
+        }
     }
     pub fn at_key(file: &Path, text: &str, key: &str, message: impl Into<String>) -> Self {
         let line = find_key_line(text, key);
-        Self { file: file.to_path_buf(), line, column: None, key: Some(key.to_string()), message: message.into() }
+        Self {
+            file: file.to_path_buf(),
+            line,
+            column: None,
+            key: Some(key.to_string()),
+            message: message.into(),
+        }
     }
 }
 
@@ -60,7 +72,10 @@ pub struct LoadedScenario {
 impl LoadedScenario {
     /// The directory relative paths in the scenario are resolved against.
     pub fn base_dir(&self) -> PathBuf {
-        self.path.parent().map(Path::to_path_buf).unwrap_or_default()
+        self.path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default()
     }
 
     /// The same scenario with more overrides applied on top (cases, sweep points).
@@ -69,7 +84,13 @@ impl LoadedScenario {
         all.extend(more.iter().cloned());
         let mut tree = self.tree.clone();
         let file = apply_overrides(&self.path, &mut tree, more)?;
-        Ok(LoadedScenario { path: self.path.clone(), text: self.text.clone(), tree, file, overrides: all })
+        Ok(LoadedScenario {
+            path: self.path.clone(),
+            text: self.text.clone(),
+            tree,
+            file,
+            overrides: all,
+        })
     }
 }
 
@@ -82,14 +103,32 @@ pub fn load(path: &Path, overrides: &[Override]) -> Result<LoadedScenario, Scena
 }
 
 /// Parses scenario text (`path` is used for messages and relative paths).
-pub fn parse(path: &Path, text: &str, overrides: &[Override]) -> Result<LoadedScenario, ScenarioError> {
+pub fn parse(
+    path: &Path,
+    text: &str,
+    overrides: &[Override],
+) -> Result<LoadedScenario, ScenarioError> {
     let file: ScenarioFile = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
     let mut tree: Value = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
-    let file = if overrides.is_empty() { file } else { apply_overrides(path, &mut tree, overrides)? };
-    Ok(LoadedScenario { path: path.to_path_buf(), text: text.to_string(), tree, file, overrides: overrides.to_vec() })
+    let file = if overrides.is_empty() {
+        file
+    } else {
+        apply_overrides(path, &mut tree, overrides)?
+    };
+    Ok(LoadedScenario {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        tree,
+        file,
+        overrides: overrides.to_vec(),
+    })
 }
 
-fn apply_overrides(path: &Path, tree: &mut Value, overrides: &[Override]) -> Result<ScenarioFile, ScenarioError> {
+fn apply_overrides(
+    path: &Path,
+    tree: &mut Value,
+    overrides: &[Override],
+) -> Result<ScenarioFile, ScenarioError> {
     for ov in overrides {
         // `store: s3-standard` becomes `store: {preset: s3-standard}` so that `store.x=..` can
         // refine a preset.
@@ -126,7 +165,12 @@ fn saphyr_error(path: &Path, e: &serde_saphyr::Error) -> ScenarioError {
     // serde-saphyr renders `line L column C: message` followed by a snippet; keep the first line
     // for the message and the location for the fields.
     let full = e.to_string();
-    let first = full.lines().next().unwrap_or("").trim_start_matches("error: ").to_string();
+    let first = full
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string();
     let (line, column, message) = split_location(&first);
     ScenarioError {
         file: path.to_path_buf(),
@@ -155,14 +199,22 @@ fn split_location(s: &str) -> (Option<usize>, Option<usize>, String) {
 
 /// The unknown name in a serde "unknown field/variant" message.
 fn unknown_name(msg: &str) -> Option<String> {
-    let rest = msg.split_once("unknown field `").or_else(|| msg.split_once("unknown variant `"))?.1;
+    let rest = msg
+        .split_once("unknown field `")
+        .or_else(|| msg.split_once("unknown variant `"))?
+        .1;
     Some(rest.split('`').next()?.to_string())
 }
 
 /// Adds "did you mean `x`?" to serde's "unknown field `y`, expected one of ..." messages.
 pub fn with_suggestion(msg: &str) -> String {
-    let Some(unknown) = unknown_name(msg) else { return msg.to_string() };
-    let Some((_, list)) = msg.split_once("expected one of ").or_else(|| msg.split_once("expected ")) else {
+    let Some(unknown) = unknown_name(msg) else {
+        return msg.to_string();
+    };
+    let Some((_, list)) = msg
+        .split_once("expected one of ")
+        .or_else(|| msg.split_once("expected "))
+    else {
         return msg.to_string();
     };
     let candidates: Vec<String> = list
@@ -188,11 +240,12 @@ pub fn nearest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Opt
 /// The 1-based line where `key:` first appears as a YAML key, for errors found after parsing.
 pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
     let last = key.rsplit('.').next().unwrap_or(key);
-    text.lines().position(|l| {
-        let t = l.trim_start().trim_start_matches("- ");
-        t.starts_with(&format!("{last}:")) || t.starts_with(&format!("\"{last}\":"))
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|l| {
+            let t = l.trim_start().trim_start_matches("- ");
+            t.starts_with(&format!("{last}:")) || t.starts_with(&format!("\"{last}\":"))
+        })
+        .map(|i| i + 1)
 }
 
 #[cfg(test)]
@@ -201,7 +254,8 @@ mod tests {
 
     #[test]
     fn suggestion_for_misspelled_key() {
-        let m = with_suggestion("unknown field `stratgy`, expected one of name, strategy, settings");
+        let m =
+            with_suggestion("unknown field `stratgy`, expected one of name, strategy, settings");
         assert!(m.ends_with("(did you mean `strategy`?)"), "{m}");
         let m = with_suggestion("unknown field `zzz`, expected one of `name`, `strategy`");
         assert!(!m.contains("did you mean"), "{m}");

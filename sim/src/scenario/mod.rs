@@ -15,7 +15,8 @@ use std::fmt::Write as _;
 /// `sim validate`: the scenario tree after overrides, then what it resolves to, case by case.
 pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
     let mut out = String::new();
-    let tree = serde_saphyr::to_string(&loaded.tree).unwrap_or_else(|e| format!("# (cannot print the tree: {e})\n"));
+    let tree = serde_saphyr::to_string(&loaded.tree)
+        .unwrap_or_else(|e| format!("# (cannot print the tree: {e})\n"));
     let _ = writeln!(out, "# {} after overrides", loaded.path.display());
     out.push_str(&tree);
     let tables = TableCache::default();
@@ -32,7 +33,13 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
             r.table.provenance.tool
         );
         for q in &r.queries {
-            let _ = writeln!(out, "#   query {}: {} columns over {} files", q.name, q.spec.columns.len(), q.spec.files.len());
+            let _ = writeln!(
+                out,
+                "#   query {}: {} columns over {} files",
+                q.name,
+                q.spec.columns.len(),
+                q.spec.files.len()
+            );
         }
         let _ = writeln!(out, "#   store: {}", r.store.source);
         for a in &r.arms {
@@ -51,8 +58,14 @@ pub fn cases(loaded: &LoadedScenario) -> Result<Vec<(String, Vec<Override>)>, Sc
     for c in &loaded.file.cases {
         let mut ovs = Vec::new();
         for (k, v) in &c.set {
-            let ov = parse_override(&format!("{k}={}", v.0))
-                .map_err(|e| ScenarioError::at_key(&loaded.path, &loaded.text, k, format!("case {}: {e}", c.name)))?;
+            let ov = parse_override(&format!("{k}={}", v.0)).map_err(|e| {
+                ScenarioError::at_key(
+                    &loaded.path,
+                    &loaded.text,
+                    k,
+                    format!("case {}: {e}", c.name),
+                )
+            })?;
             ovs.push(ov);
         }
         out.push((c.name.clone(), ovs));

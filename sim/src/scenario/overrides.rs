@@ -43,14 +43,27 @@ pub enum OverrideError {
     #[error("`{0}`: empty path")]
     EmptyPath(String),
     #[error("`{text}`: `{segment}` does not exist under `{parent}`{hint}")]
-    NoSuchKey { text: String, segment: String, parent: String, hint: String },
-    #[error("`{text}`: `{parent}` is a value, not a section, so `{segment}` cannot be set inside it")]
-    NotASection { text: String, segment: String, parent: String },
+    NoSuchKey {
+        text: String,
+        segment: String,
+        parent: String,
+        hint: String,
+    },
+    #[error(
+        "`{text}`: `{parent}` is a value, not a section, so `{segment}` cannot be set inside it"
+    )]
+    NotASection {
+        text: String,
+        segment: String,
+        parent: String,
+    },
 }
 
 /// Parses `path=value`. The value is read as a YAML scalar, so `4` is a number and `2MiB` a string.
 pub fn parse_override(text: &str) -> Result<Override, OverrideError> {
-    let (path, value) = text.split_once('=').ok_or_else(|| OverrideError::NoEquals(text.to_string()))?;
+    let (path, value) = text
+        .split_once('=')
+        .ok_or_else(|| OverrideError::NoEquals(text.to_string()))?;
     let path = path.trim();
     if path.is_empty() {
         return Err(OverrideError::EmptyPath(text.to_string()));
@@ -59,7 +72,11 @@ pub fn parse_override(text: &str) -> Result<Override, OverrideError> {
     if segments.len() == 1 && !TOP_LEVEL_KEYS.contains(&segments[0].as_str()) {
         segments.insert(0, "settings".to_string());
     }
-    Ok(Override { path: segments, value: scalar_value(value.trim()), text: text.to_string() })
+    Ok(Override {
+        path: segments,
+        value: scalar_value(value.trim()),
+        text: text.to_string(),
+    })
 }
 
 /// Reads a scalar the way YAML would: integers, floats and booleans become numbers and booleans,
@@ -105,9 +122,15 @@ pub fn apply(root: &mut Value, ov: &Override) -> Result<(), OverrideError> {
                 map.get_mut(seg).expect("inserted above")
             }
             Value::Array(items) => {
-                let idx = seg.parse::<usize>().ok().filter(|&i| i < items.len()).or_else(|| {
-                    items.iter().position(|it| it.get("name").and_then(Value::as_str) == Some(seg.as_str()))
-                });
+                let idx = seg
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|&i| i < items.len())
+                    .or_else(|| {
+                        items.iter().position(|it| {
+                            it.get("name").and_then(Value::as_str) == Some(seg.as_str())
+                        })
+                    });
                 let Some(idx) = idx else {
                     let names: Vec<String> = items
                         .iter()
@@ -132,7 +155,11 @@ pub fn apply(root: &mut Value, ov: &Override) -> Result<(), OverrideError> {
                 &mut items[idx]
             }
             _ => {
-                return Err(OverrideError::NotASection { text: ov.text.clone(), segment: seg.clone(), parent });
+                return Err(OverrideError::NotASection {
+                    text: ov.text.clone(),
+                    segment: seg.clone(),
+                    parent,
+                });
             }
         };
         parent = seg.clone();
@@ -148,7 +175,9 @@ pub fn get<'a>(root: &'a Value, path: &[String]) -> Option<&'a Value> {
             Value::Object(map) => map.get(seg)?,
             Value::Array(items) => {
                 let idx = seg.parse::<usize>().ok().or_else(|| {
-                    items.iter().position(|it| it.get("name").and_then(Value::as_str) == Some(seg.as_str()))
+                    items
+                        .iter()
+                        .position(|it| it.get("name").and_then(Value::as_str) == Some(seg.as_str()))
                 })?;
                 items.get(idx)?
             }
@@ -166,7 +195,10 @@ mod tests {
     #[test]
     fn bare_name_is_a_setting() {
         let ov = parse_override("input_format_parquet_coalesce_gap_bytes=1MiB").unwrap();
-        assert_eq!(ov.path, vec!["settings", "input_format_parquet_coalesce_gap_bytes"]);
+        assert_eq!(
+            ov.path,
+            vec!["settings", "input_format_parquet_coalesce_gap_bytes"]
+        );
         assert_eq!(ov.value, json!("1MiB"));
         let ov = parse_override("seed=7").unwrap();
         assert_eq!(ov.path, vec!["seed"]);
@@ -176,9 +208,17 @@ mod tests {
     #[test]
     fn walks_named_list_items() {
         let mut v = json!({"arms": [{"name": "base", "settings": {}}, {"name": "redesign"}]});
-        apply(&mut v, &parse_override("arms.redesign.settings.max_threads=8").unwrap()).unwrap();
+        apply(
+            &mut v,
+            &parse_override("arms.redesign.settings.max_threads=8").unwrap(),
+        )
+        .unwrap();
         assert_eq!(v["arms"][1]["settings"]["max_threads"], json!(8));
-        apply(&mut v, &parse_override("arms.0.strategy=clickhouse-base").unwrap()).unwrap();
+        apply(
+            &mut v,
+            &parse_override("arms.0.strategy=clickhouse-base").unwrap(),
+        )
+        .unwrap();
         assert_eq!(v["arms"][0]["strategy"], json!("clickhouse-base"));
         let err = apply(&mut v, &parse_override("arms.nope.strategy=x").unwrap()).unwrap_err();
         assert!(err.to_string().contains("items: base, redesign"), "{err}");

@@ -54,13 +54,19 @@ impl TableCache {
             return Ok(t.clone());
         }
         let table = Arc::new(build()?);
-        self.tables.lock().map_err(|_| poisoned())?.insert(key, table.clone());
+        self.tables
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key, table.clone());
         Ok(table)
     }
 }
 
 fn poisoned() -> ScenarioError {
-    ScenarioError::new(Path::new("<table cache>"), "a worker thread panicked while building a table")
+    ScenarioError::new(
+        Path::new("<table cache>"),
+        "a worker thread panicked while building a table",
+    )
 }
 
 pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved, ScenarioError> {
@@ -89,24 +95,37 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         }
         _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
     };
-    table.validate().map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+    table
+        .validate()
+        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
 
     // Queries.
     let mut query_configs: Vec<QueryConfig> = f.queries.clone();
     if let Some(q) = &f.query {
         if !query_configs.is_empty() {
-            return Err(err("queries", "give either `query:` or `queries:`, not both".into()));
+            return Err(err(
+                "queries",
+                "give either `query:` or `queries:`, not both".into(),
+            ));
         }
         query_configs.push(q.clone());
     }
     if query_configs.is_empty() {
-        return Err(err("query", "the scenario has no query: add `query:` with at least `columns:`".into()));
+        return Err(err(
+            "query",
+            "the scenario has no query: add `query:` with at least `columns:`".into(),
+        ));
     }
-    let schema_columns: Vec<String> = table.schemas.first().map(|s| s.columns.clone()).unwrap_or_default();
+    let schema_columns: Vec<String> = table
+        .schemas
+        .first()
+        .map(|s| s.columns.clone())
+        .unwrap_or_default();
     let mut queries = Vec::new();
     for (qi, q) in query_configs.iter().enumerate() {
         let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
-        let spec = query_spec(q, f, &table, &schema_columns).map_err(|(key, msg)| err(&key, format!("query {name}: {msg}")))?;
+        let spec = query_spec(q, f, &table, &schema_columns)
+            .map_err(|(key, msg)| err(&key, format!("query {name}: {msg}")))?;
         queries.push(ResolvedQuery { name, spec });
     }
 
@@ -115,28 +134,43 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
 
     // Arms.
     if f.arms.is_empty() {
-        return Err(err("arms", "the scenario has no arms: add at least one `- name: ..., strategy: ...`".into()));
+        return Err(err(
+            "arms",
+            "the scenario has no arms: add at least one `- name: ..., strategy: ...`".into(),
+        ));
     }
     let mut arms = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for arm in &f.arms {
         if !seen.insert(arm.name.clone()) {
-            return Err(err("name", format!("two arms are called `{}`; arm names must differ", arm.name)));
+            return Err(err(
+                "name",
+                format!("two arms are called `{}`; arm names must differ", arm.name),
+            ));
         }
-        let mut strategy = planner::Strategy::preset(&arm.strategy).map_err(|e| err("strategy", e.to_string()))?;
+        let mut strategy =
+            planner::Strategy::preset(&arm.strategy).map_err(|e| err("strategy", e.to_string()))?;
         for (k, v) in f.settings.iter().chain(arm.settings.iter()) {
-            strategy.set(k, &v.0).map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
+            strategy
+                .set(k, &v.0)
+                .map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
         }
-        arms.push(ResolvedArm { name: arm.name.clone(), strategy_name: arm.strategy.clone(), strategy });
+        arms.push(ResolvedArm {
+            name: arm.name.clone(),
+            strategy_name: arm.strategy.clone(),
+            strategy,
+        });
     }
 
     let cpu = f.cpu.clone().unwrap_or_default();
     cpu.validate().map_err(|e| err("cpu", e.to_string()))?;
     if let Some(pc) = &f.caches.page_cache {
-        pc.validate().map_err(|e| err("page_cache", e.to_string()))?;
+        pc.validate()
+            .map_err(|e| err("page_cache", e.to_string()))?;
     }
     if let Some(fc) = &f.caches.filesystem_cache {
-        fc.validate().map_err(|e| err("filesystem_cache", e.to_string()))?;
+        fc.validate()
+            .map_err(|e| err("filesystem_cache", e.to_string()))?;
     }
     Ok(Resolved {
         name: f.name.clone(),
@@ -171,8 +205,13 @@ fn resolve_store(v: &serde_json::Value) -> Result<models::store::StoreSpec, Stri
         },
         _ => return Err("`store` must be a preset name (s3-standard, s3-express-one-zone, local-nvme) or a store model".into()),
     };
-    let spec: models::store::StoreSpec = serde_path_to_error::deserialize(merged)
-        .map_err(|e| format!("store.{}: {}", e.path(), super::load::with_suggestion(&e.inner().to_string())))?;
+    let spec: models::store::StoreSpec = serde_path_to_error::deserialize(merged).map_err(|e| {
+        format!(
+            "store.{}: {}",
+            e.path(),
+            super::load::with_suggestion(&e.inner().to_string())
+        )
+    })?;
     spec.validate().map_err(|e| e.to_string())?;
     Ok(spec)
 }
@@ -197,25 +236,40 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
 fn column_index(c: &ColumnRef, columns: &[String]) -> Result<u32, String> {
     match c {
         ColumnRef::Index(i) if (*i as usize) < columns.len() => Ok(*i),
-        ColumnRef::Index(i) => Err(format!("column {i} does not exist: the table has {} columns (0..{})", columns.len(), columns.len().saturating_sub(1))),
-        ColumnRef::Name(n) => columns.iter().position(|c| c == n).map(|i| i as u32).ok_or_else(|| {
-            match nearest(n, columns.iter().map(String::as_str)) {
+        ColumnRef::Index(i) => Err(format!(
+            "column {i} does not exist: the table has {} columns (0..{})",
+            columns.len(),
+            columns.len().saturating_sub(1)
+        )),
+        ColumnRef::Name(n) => columns
+            .iter()
+            .position(|c| c == n)
+            .map(|i| i as u32)
+            .ok_or_else(|| match nearest(n, columns.iter().map(String::as_str)) {
                 Some(best) => format!("no column `{n}` (did you mean `{best}`?)"),
                 None => format!("no column `{n}` in a table of {} columns", columns.len()),
-            }
-        }),
+            }),
     }
 }
 
-fn columns(list: &[ColumnRef], columns_: &[String], key: &str) -> Result<Vec<u32>, (String, String)> {
-    list.iter().map(|c| column_index(c, columns_).map_err(|m| (key.to_string(), m))).collect()
+fn columns(
+    list: &[ColumnRef],
+    columns_: &[String],
+    key: &str,
+) -> Result<Vec<u32>, (String, String)> {
+    list.iter()
+        .map(|c| column_index(c, columns_).map_err(|m| (key.to_string(), m)))
+        .collect()
 }
 
 fn fraction(v: f64, key: &str) -> Result<f64, (String, String)> {
     if (0.0..=1.0).contains(&v) {
         Ok(v)
     } else {
-        Err((key.to_string(), format!("{v} is not a fraction between 0 and 1")))
+        Err((
+            key.to_string(),
+            format!("{v} is not a fraction between 0 and 1"),
+        ))
     }
 }
 
@@ -232,7 +286,13 @@ fn query_spec(
             let first = first.unwrap_or(0);
             let count = count.unwrap_or(n_files.saturating_sub(first));
             if first.saturating_add(count) > n_files || count == 0 {
-                return Err(("files".into(), format!("files {first}..{} are not within the table's {n_files} files", first.saturating_add(count))));
+                return Err((
+                    "files".into(),
+                    format!(
+                        "files {first}..{} are not within the table's {n_files} files",
+                        first.saturating_add(count)
+                    ),
+                ));
             }
             (first..first + count).collect()
         }
@@ -240,9 +300,16 @@ fn query_spec(
             let frac = fraction(frac, "fraction")?;
             let count = ((n_files as f64) * frac).round() as u32;
             // Spread evenly: file i*n/count.
-            (0..count).map(|i| ((i as u64 * n_files as u64) / count.max(1) as u64) as u32).collect()
+            (0..count)
+                .map(|i| ((i as u64 * n_files as u64) / count.max(1) as u64) as u32)
+                .collect()
         }
-        _ => return Err(("files".into(), "give `first`/`count` or `fraction`, not both".into())),
+        _ => {
+            return Err((
+                "files".into(),
+                "give `first`/`count` or `fraction`, not both".into(),
+            ))
+        }
     };
     let mut spec = planner::QuerySpec::new(columns(&q.columns, schema, "columns")?, files);
     spec.row_group_keep_fraction = fraction(q.row_groups, "row_groups")?;

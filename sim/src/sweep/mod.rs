@@ -22,7 +22,12 @@ pub enum SweepError {
     #[error(transparent)]
     Vary(#[from] VaryError),
     #[error("point {point} ({what}): arm {arm}: {message}")]
-    Run { point: usize, what: String, arm: String, message: String },
+    Run {
+        point: usize,
+        what: String,
+        arm: String,
+        message: String,
+    },
     #[error("{path}: {message}")]
     Output { path: PathBuf, message: String },
     #[error("nothing to vary: give `--vary NAME=VALUES` or a `sweep:` section in the scenario")]
@@ -58,12 +63,20 @@ pub struct SweepResult {
 }
 
 /// The axes of a sweep: `--vary` arguments, else the scenario's `sweep:` section.
-pub fn axes_for(loaded: &LoadedScenario, vary: &[String]) -> Result<(Vec<Axis>, Option<u32>), SweepError> {
+pub fn axes_for(
+    loaded: &LoadedScenario,
+    vary: &[String],
+) -> Result<(Vec<Axis>, Option<u32>), SweepError> {
     if !vary.is_empty() {
-        let axes = vary.iter().map(|v| parse_vary(v)).collect::<Result<Vec<_>, _>>()?;
+        let axes = vary
+            .iter()
+            .map(|v| parse_vary(v))
+            .collect::<Result<Vec<_>, _>>()?;
         return Ok((axes, None));
     }
-    let Some(sweep) = &loaded.file.sweep else { return Err(SweepError::NoAxes) };
+    let Some(sweep) = &loaded.file.sweep else {
+        return Err(SweepError::NoAxes);
+    };
     let axes = sweep
         .vary
         .iter()
@@ -100,13 +113,25 @@ fn record(row: &SweepRow, reps: u32) -> Vec<String> {
 }
 
 /// Reads what an earlier run of the same sweep wrote: the number of complete leading points.
-fn resume_prefix(path: &Path, expected_header: &[String], arms: usize) -> Result<(usize, Vec<Vec<String>>), SweepError> {
-    let out_err = |m: String| SweepError::Output { path: path.to_path_buf(), message: m };
+fn resume_prefix(
+    path: &Path,
+    expected_header: &[String],
+    arms: usize,
+) -> Result<(usize, Vec<Vec<String>>), SweepError> {
+    let out_err = |m: String| SweepError::Output {
+        path: path.to_path_buf(),
+        message: m,
+    };
     let mut rdr = match csv::ReaderBuilder::new().flexible(true).from_path(path) {
         Ok(r) => r,
         Err(_) => return Ok((0, Vec::new())),
     };
-    let h: Vec<String> = rdr.headers().map_err(|e| out_err(e.to_string()))?.iter().map(str::to_string).collect();
+    let h: Vec<String> = rdr
+        .headers()
+        .map_err(|e| out_err(e.to_string()))?
+        .iter()
+        .map(str::to_string)
+        .collect();
     if h != expected_header {
         return Err(out_err(
             "its columns differ from this sweep's (other axes, arms or metrics); write to another file or delete it".into(),
@@ -124,7 +149,10 @@ fn resume_prefix(path: &Path, expected_header: &[String], arms: usize) -> Result
     let mut complete = 0;
     let mut kept = Vec::new();
     loop {
-        let of_point: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == complete.to_string()).collect();
+        let of_point: Vec<&Vec<String>> = rows
+            .iter()
+            .filter(|r| r[0] == complete.to_string())
+            .collect();
         if of_point.len() != arms {
             break;
         }
@@ -164,7 +192,17 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     let cases = scenario::cases(loaded)?;
     let (case_name, case_ovs) = match &opts.case {
         Some(c) => cases.iter().find(|(n, _)| n == c).cloned().ok_or_else(|| {
-            ScenarioError::new(&loaded.path, format!("no case `{c}`; cases: {}", cases.iter().map(|c| c.0.as_str()).collect::<Vec<_>>().join(", ")))
+            ScenarioError::new(
+                &loaded.path,
+                format!(
+                    "no case `{c}`; cases: {}",
+                    cases
+                        .iter()
+                        .map(|c| c.0.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
         })?,
         None => cases[0].clone(),
     };
@@ -176,7 +214,8 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
             .zip(p)
             .map(|(a, &i)| {
                 let text = format!("{}={}", a.name, a.values[i]);
-                scenario::parse_override(&text).map_err(|e| ScenarioError::new(&loaded.path, e.to_string()))
+                scenario::parse_override(&text)
+                    .map_err(|e| ScenarioError::new(&loaded.path, e.to_string()))
             })
             .collect()
     };
@@ -195,14 +234,30 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     let arms = resolved.first().map(|r| r.arms.len()).unwrap_or(0);
 
     // Metric names come from a run of the first point, arm 0, replication 0 (cheap; reused below).
-    let probe = run_arm(&resolved[0], 0, 0, Default::default())
-        .map_err(|(q, e)| SweepError::Run { point: 0, what: describe_point(&opts.axes, &grid[0]), arm: format!("{} (query {q})", resolved[0].arms[0].name), message: e.to_string() })?;
-    let metric_names: Vec<(String, crate::report::Unit)> =
-        probe.total.metrics.iter().map(|m| (m.name.clone(), m.unit)).collect();
+    let probe =
+        run_arm(&resolved[0], 0, 0, Default::default()).map_err(|(q, e)| SweepError::Run {
+            point: 0,
+            what: describe_point(&opts.axes, &grid[0]),
+            arm: format!("{} (query {q})", resolved[0].arms[0].name),
+            message: e.to_string(),
+        })?;
+    let metric_names: Vec<(String, crate::report::Unit)> = probe
+        .total
+        .metrics
+        .iter()
+        .map(|m| (m.name.clone(), m.unit))
+        .collect();
     let hdr = header(&opts.axes, &metric_names);
 
-    let (done, kept) = if opts.resume { resume_prefix(&opts.output, &hdr, arms)? } else { (0, Vec::new()) };
-    let out_err = |e: &dyn std::fmt::Display| SweepError::Output { path: opts.output.clone(), message: e.to_string() };
+    let (done, kept) = if opts.resume {
+        resume_prefix(&opts.output, &hdr, arms)?
+    } else {
+        (0, Vec::new())
+    };
+    let out_err = |e: &dyn std::fmt::Display| SweepError::Output {
+        path: opts.output.clone(),
+        message: e.to_string(),
+    };
     if let Some(dir) = opts.output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| out_err(&e))?;
     }
@@ -213,7 +268,13 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
         out.write_record(r).map_err(|e| out_err(&e))?;
     }
     out.flush().map_err(|e| out_err(&e))?;
-    let writer = Mutex::new(Writer { out, next: done, pending: Default::default(), reps, written: Vec::new() });
+    let writer = Mutex::new(Writer {
+        out,
+        next: done,
+        pending: Default::default(),
+        reps,
+        written: Vec::new(),
+    });
 
     let todo: Vec<usize> = (done..grid.len()).collect();
     let bar = progress_bar(opts.progress, grid.len() as u64, done as u64);
@@ -223,16 +284,20 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
             return;
         }
         let r = &resolved[pi];
-        let jobs: Vec<(usize, u32)> = (0..r.arms.len()).flat_map(|a| (0..r.replications).map(move |rep| (a, rep))).collect();
+        let jobs: Vec<(usize, u32)> = (0..r.arms.len())
+            .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
+            .collect();
         let runs: Vec<Result<RunMetrics, SweepError>> = jobs
             .par_iter()
             .map(|&(a, rep)| {
-                run_arm(r, a, rep, Default::default()).map(|x| x.total).map_err(|(q, e)| SweepError::Run {
-                    point: pi,
-                    what: describe_point(&opts.axes, &grid[pi]),
-                    arm: format!("{} (query {q})", r.arms[a].name),
-                    message: e.to_string(),
-                })
+                run_arm(r, a, rep, Default::default())
+                    .map(|x| x.total)
+                    .map_err(|(q, e)| SweepError::Run {
+                        point: pi,
+                        what: describe_point(&opts.axes, &grid[pi]),
+                        arm: format!("{} (query {q})", r.arms[a].name),
+                        message: e.to_string(),
+                    })
             })
             .collect();
         let mut rows = Vec::new();
@@ -257,16 +322,27 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
             };
             rows.push(SweepRow {
                 point: pi,
-                values: opts.axes.iter().zip(&grid[pi]).map(|(ax, &i)| ax.values[i].clone()).collect(),
+                values: opts
+                    .axes
+                    .iter()
+                    .zip(&grid[pi])
+                    .map(|(ax, &i)| ax.values[i].clone())
+                    .collect(),
                 arm: report.arm.clone(),
                 strategy: report.strategy.clone(),
                 summaries: report.summaries(),
             });
         }
-        let res = writer.lock().map_err(|_| ()).and_then(|mut w| w.offer(pi, rows).map_err(|_| ()));
+        let res = writer
+            .lock()
+            .map_err(|_| ())
+            .and_then(|mut w| w.offer(pi, rows).map_err(|_| ()));
         if res.is_err() {
             if let Ok(mut f) = failure.lock() {
-                f.get_or_insert(SweepError::Output { path: opts.output.clone(), message: "cannot write a row".into() });
+                f.get_or_insert(SweepError::Output {
+                    path: opts.output.clone(),
+                    message: "cannot write a row".into(),
+                });
             }
         }
         bar.inc(1);
@@ -275,27 +351,48 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    let w = writer.into_inner().map_err(|_| SweepError::Output { path: opts.output.clone(), message: "a worker panicked".into() })?;
+    let w = writer.into_inner().map_err(|_| SweepError::Output {
+        path: opts.output.clone(),
+        message: "a worker panicked".into(),
+    })?;
     let _ = case_name;
     // Rows for plots: what was kept from before plus what this run wrote, re-read from the file
     // so resumed and fresh sweeps plot the same thing.
     let rows = read_rows(&opts.output, &opts.axes, &metric_names)?;
-    Ok(SweepResult { axes: opts.axes.clone(), rows, points_run: w.next - done, points_resumed: done })
+    Ok(SweepResult {
+        axes: opts.axes.clone(),
+        rows,
+        points_run: w.next - done,
+        points_resumed: done,
+    })
 }
 
 fn describe_point(axes: &[Axis], p: &[usize]) -> String {
-    axes.iter().zip(p).map(|(a, &i)| format!("{}={}", a.name, a.values[i])).collect::<Vec<_>>().join(", ")
+    axes.iter()
+        .zip(p)
+        .map(|(a, &i)| format!("{}={}", a.name, a.values[i]))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
-fn read_rows(path: &Path, axes: &[Axis], metrics: &[(String, crate::report::Unit)]) -> Result<Vec<SweepRow>, SweepError> {
-    let err = |m: String| SweepError::Output { path: path.to_path_buf(), message: m };
+fn read_rows(
+    path: &Path,
+    axes: &[Axis],
+    metrics: &[(String, crate::report::Unit)],
+) -> Result<Vec<SweepRow>, SweepError> {
+    let err = |m: String| SweepError::Output {
+        path: path.to_path_buf(),
+        message: m,
+    };
     let mut rdr = csv::Reader::from_path(path).map_err(|e| err(e.to_string()))?;
     let mut rows = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| err(e.to_string()))?;
         let f: Vec<&str> = rec.iter().collect();
         let n_axes = axes.len();
-        let point = f[0].parse().map_err(|_| err(format!("bad point number `{}`", f[0])))?;
+        let point = f[0]
+            .parse()
+            .map_err(|_| err(format!("bad point number `{}`", f[0])))?;
         let values = f[1..1 + n_axes].iter().map(|s| s.to_string()).collect();
         let arm = f[1 + n_axes].to_string();
         let strategy = f[2 + n_axes].to_string();
@@ -303,10 +400,29 @@ fn read_rows(path: &Path, axes: &[Axis], metrics: &[(String, crate::report::Unit
         let mut summaries = Vec::new();
         for (mi, (name, unit)) in metrics.iter().enumerate() {
             let at = 4 + n_axes + mi * 3;
-            let num = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(f64::NAN);
-            summaries.push((name.clone(), *unit, Summary { n, mean: num(at), std: num(at + 1), ci95: num(at + 2) }));
+            let num = |i: usize| {
+                f.get(i)
+                    .and_then(|s| s.parse::<f64>().ok())
+                    .unwrap_or(f64::NAN)
+            };
+            summaries.push((
+                name.clone(),
+                *unit,
+                Summary {
+                    n,
+                    mean: num(at),
+                    std: num(at + 1),
+                    ci95: num(at + 2),
+                },
+            ));
         }
-        rows.push(SweepRow { point, values, arm, strategy, summaries });
+        rows.push(SweepRow {
+            point,
+            values,
+            arm,
+            strategy,
+            summaries,
+        });
     }
     Ok(rows)
 }
@@ -316,10 +432,13 @@ fn progress_bar(enabled: bool, total: u64, done: u64) -> indicatif::ProgressBar 
         return indicatif::ProgressBar::hidden();
     }
     // indicatif draws nothing when stderr is not a terminal.
-    let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} points  {per_sec}  eta {eta}",
-    ) {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {per_sec}  eta {eta}")
+    {
         bar.set_style(style);
     }
     bar.set_position(done);

@@ -43,7 +43,11 @@ pub enum VaryError {
     #[error("`--vary {text}`: {what}")]
     Bad { text: String, what: String },
     #[error("`--vary {text}`: the range would have {count} points; at most {max} per axis")]
-    TooMany { text: String, count: usize, max: usize },
+    TooMany {
+        text: String,
+        count: usize,
+        max: usize,
+    },
 }
 
 const MAX_POINTS_PER_AXIS: usize = 10_000;
@@ -82,13 +86,18 @@ fn format(kind: Kind, v: f64) -> String {
 
 /// Parses one `--vary` argument.
 pub fn parse_vary(text: &str) -> Result<Axis, VaryError> {
-    let (name, values) = text.split_once('=').ok_or_else(|| VaryError::NoEquals(text.to_string()))?;
+    let (name, values) = text
+        .split_once('=')
+        .ok_or_else(|| VaryError::NoEquals(text.to_string()))?;
     parse_values(name.trim(), values.trim(), text)
 }
 
 /// Parses the values of an axis called `name` (`text` is quoted in errors).
 pub fn parse_values(name: &str, values: &str, text: &str) -> Result<Axis, VaryError> {
-    let bad = |what: String| VaryError::Bad { text: text.to_string(), what };
+    let bad = |what: String| VaryError::Bad {
+        text: text.to_string(),
+        what,
+    };
     if name.is_empty() {
         return Err(bad("the name is empty".into()));
     }
@@ -96,9 +105,9 @@ pub fn parse_values(name: &str, values: &str, text: &str) -> Result<Axis, VaryEr
         return Err(VaryError::Empty(text.to_string()));
     }
     if let Some((lo, rest)) = values.split_once("..") {
-        let (hi, step) = rest
-            .split_once(':')
-            .ok_or_else(|| bad("a range needs a step rule: `LOW..HIGH:xFACTOR` or `LOW..HIGH:+STEP`".into()))?;
+        let (hi, step) = rest.split_once(':').ok_or_else(|| {
+            bad("a range needs a step rule: `LOW..HIGH:xFACTOR` or `LOW..HIGH:+STEP`".into())
+        })?;
         let (k_lo, lo_v) = classify(lo).ok_or_else(|| bad(unit_hint(lo)))?;
         let (k_hi, hi_v) = classify(hi).ok_or_else(|| bad(unit_hint(hi)))?;
         // `0` has no unit: it takes the other end's.
@@ -117,53 +126,97 @@ pub fn parse_values(name: &str, values: &str, text: &str) -> Result<Axis, VaryEr
         }
         let mut out = Vec::new();
         if let Some(f) = step.strip_prefix('x') {
-            let factor: f64 = f.trim().parse().map_err(|_| bad(format!("`x{f}` is not a factor; write e.g. `x2`")))?;
+            let factor: f64 = f
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("`x{f}` is not a factor; write e.g. `x2`")))?;
             if !(factor > 1.0) {
                 return Err(bad(format!("the factor must be above 1, not {factor}")));
             }
             if lo_v <= 0.0 {
-                return Err(bad("a multiplicative range must start above 0; use `+STEP` or list 0 separately".into()));
+                return Err(bad(
+                    "a multiplicative range must start above 0; use `+STEP` or list 0 separately"
+                        .into(),
+                ));
             }
             let mut v = lo_v;
             while v <= hi_v * (1.0 + 1e-9) {
                 out.push(v);
                 if out.len() > MAX_POINTS_PER_AXIS {
-                    return Err(VaryError::TooMany { text: text.into(), count: out.len(), max: MAX_POINTS_PER_AXIS });
+                    return Err(VaryError::TooMany {
+                        text: text.into(),
+                        count: out.len(),
+                        max: MAX_POINTS_PER_AXIS,
+                    });
                 }
                 v *= factor;
             }
         } else if let Some(s) = step.strip_prefix('+') {
             let (k_s, s_v) = classify(s).ok_or_else(|| bad(unit_hint(s)))?;
             if k_s != kind && !(k_s == Kind::Number && kind == Kind::Number) {
-                return Err(bad(format!("the step `{s}` must have the same unit as the range")));
+                return Err(bad(format!(
+                    "the step `{s}` must have the same unit as the range"
+                )));
             }
             if !(s_v > 0.0) {
                 return Err(bad("the step must be above 0".into()));
             }
             let count = ((hi_v - lo_v) / s_v).floor() as usize + 1;
             if count > MAX_POINTS_PER_AXIS {
-                return Err(VaryError::TooMany { text: text.into(), count, max: MAX_POINTS_PER_AXIS });
+                return Err(VaryError::TooMany {
+                    text: text.into(),
+                    count,
+                    max: MAX_POINTS_PER_AXIS,
+                });
             }
             out.extend((0..count).map(|i| lo_v + i as f64 * s_v));
         } else {
-            return Err(bad(format!("unknown step rule `{step}`: use `xFACTOR` or `+STEP`")));
+            return Err(bad(format!(
+                "unknown step rule `{step}`: use `xFACTOR` or `+STEP`"
+            )));
         }
         let values: Vec<String> = out.iter().map(|v| format(kind, *v)).collect();
-        let numeric = values.iter().map(|v| classify(v).map(|c| c.1).unwrap_or(f64::NAN)).collect();
-        return Ok(Axis { name: name.to_string(), values, numeric, kind });
+        let numeric = values
+            .iter()
+            .map(|v| classify(v).map(|c| c.1).unwrap_or(f64::NAN))
+            .collect();
+        return Ok(Axis {
+            name: name.to_string(),
+            values,
+            numeric,
+            kind,
+        });
     }
-    let items: Vec<String> = values.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+    let items: Vec<String> = values
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
     if items.is_empty() {
         return Err(VaryError::Empty(text.to_string()));
     }
     let classified: Vec<Option<(Kind, f64)>> = items.iter().map(|s| classify(s)).collect();
-    let kind = match classified.iter().flatten().map(|c| c.0).find(|k| *k != Kind::Number) {
+    let kind = match classified
+        .iter()
+        .flatten()
+        .map(|c| c.0)
+        .find(|k| *k != Kind::Number)
+    {
         Some(k) => k,
         None if classified.iter().all(Option::is_some) => Kind::Number,
         None => Kind::Text,
     };
-    let numeric = classified.iter().enumerate().map(|(i, c)| c.map(|c| c.1).unwrap_or(i as f64)).collect();
-    Ok(Axis { name: name.to_string(), values: items, numeric, kind })
+    let numeric = classified
+        .iter()
+        .enumerate()
+        .map(|(i, c)| c.map(|c| c.1).unwrap_or(i as f64))
+        .collect();
+    Ok(Axis {
+        name: name.to_string(),
+        values: items,
+        numeric,
+        kind,
+    })
 }
 
 fn unit_hint(v: &str) -> String {

@@ -106,7 +106,11 @@ pub fn targets(loaded: &[LoadedScenario], arm: Option<&str>) -> Result<Vec<Targe
             Some(a) => {
                 if !l.file.arms.iter().any(|x| x.name == a) {
                     let names: Vec<&str> = l.file.arms.iter().map(|x| x.name.as_str()).collect();
-                    return Err(TuneError::NoArm(a.into(), l.path.display().to_string(), names.join(", ")));
+                    return Err(TuneError::NoArm(
+                        a.into(),
+                        l.path.display().to_string(),
+                        names.join(", "),
+                    ));
                 }
                 a.to_string()
             }
@@ -117,12 +121,22 @@ pub fn targets(loaded: &[LoadedScenario], arm: Option<&str>) -> Result<Vec<Targe
                 .find(|x| x.strategy == "clickhouse-redesign")
                 .or(l.file.arms.first())
                 .map(|x| x.name.clone())
-                .ok_or_else(|| TuneError::NoArm("(any)".into(), l.path.display().to_string(), String::new()))?,
+                .ok_or_else(|| {
+                    TuneError::NoArm("(any)".into(), l.path.display().to_string(), String::new())
+                })?,
         };
         for (case, ovs) in scenario::cases(l)? {
             let s = l.with_overrides(&ovs)?;
-            let label = if l.file.cases.is_empty() { l.file.name.clone() } else { format!("{}/{case}", l.file.name) };
-            out.push(Target { label, scenario: s, arm_name: arm_name.clone() });
+            let label = if l.file.cases.is_empty() {
+                l.file.name.clone()
+            } else {
+                format!("{}/{case}", l.file.name)
+            };
+            out.push(Target {
+                label,
+                scenario: s,
+                arm_name: arm_name.clone(),
+            });
         }
     }
     Ok(out)
@@ -139,22 +153,37 @@ pub struct Evaluator<'a> {
 
 impl<'a> Evaluator<'a> {
     pub fn new(targets: &'a [Target], reps: Option<u32>) -> Self {
-        Self { targets, tables: TableCache::default(), reps, adjust: None }
+        Self {
+            targets,
+            tables: TableCache::default(),
+            reps,
+            adjust: None,
+        }
     }
 
     /// Measures every target with `settings` applied to its tuned arm (and, with `strategy`,
     /// that arm's strategy replaced).
-    pub fn measure(&self, settings: &[(String, String)], strategy: Option<&str>) -> Result<Vec<Measured>, TuneError> {
+    pub fn measure(
+        &self,
+        settings: &[(String, String)],
+        strategy: Option<&str>,
+    ) -> Result<Vec<Measured>, TuneError> {
         self.targets
             .par_iter()
             .map(|t| {
                 let mut ovs = Vec::new();
                 if let Some(s) = strategy {
-                    ovs.push(scenario::parse_override(&format!("arms.{}.strategy={s}", t.arm_name)).map_err(|e| TuneError::Run(e.to_string()))?);
+                    ovs.push(
+                        scenario::parse_override(&format!("arms.{}.strategy={s}", t.arm_name))
+                            .map_err(|e| TuneError::Run(e.to_string()))?,
+                    );
                 }
                 for (name, value) in settings {
                     let text = format!("arms.{}.settings.{name}={value}", t.arm_name);
-                    ovs.push(scenario::parse_override(&text).map_err(|e| TuneError::Run(e.to_string()))?);
+                    ovs.push(
+                        scenario::parse_override(&text)
+                            .map_err(|e| TuneError::Run(e.to_string()))?,
+                    );
                 }
                 let s = t.scenario.with_overrides(&ovs)?;
                 let mut r = scenario::resolve(&s, &self.tables)?;
@@ -164,7 +193,11 @@ impl<'a> Evaluator<'a> {
                 if let Some(adjust) = &self.adjust {
                     adjust(&mut r);
                 }
-                let arm = r.arms.iter().position(|a| a.name == t.arm_name).unwrap_or(0);
+                let arm = r
+                    .arms
+                    .iter()
+                    .position(|a| a.name == t.arm_name)
+                    .unwrap_or(0);
                 let runs: Vec<RunMetrics> = (0..r.replications)
                     .into_par_iter()
                     .map(|rep| run_arm(&r, arm, rep, Default::default()).map(|x| x.total))
@@ -192,7 +225,9 @@ fn score(objective: Objective, m: &[Measured], base: &[Measured]) -> f64 {
             let r = match objective {
                 Objective::Time => ratio(x.wall_ns, b.wall_ns),
                 Objective::Cost => ratio(x.cost_usd, b.cost_usd),
-                Objective::Mix(w) => w * ratio(x.wall_ns, b.wall_ns) + (1.0 - w) * ratio(x.cost_usd, b.cost_usd),
+                Objective::Mix(w) => {
+                    w * ratio(x.wall_ns, b.wall_ns) + (1.0 - w) * ratio(x.cost_usd, b.cost_usd)
+                }
             };
             r.max(1e-12).ln()
         })
@@ -228,7 +263,12 @@ impl std::error::Error for BudgetSpent {}
 
 impl Search<'_> {
     fn settings_at(&self, u: &[f64]) -> Vec<(String, String)> {
-        self.opts.params.iter().zip(u).map(|(p, &x)| (p.name.clone(), p.text(p.value_at(x)))).collect()
+        self.opts
+            .params
+            .iter()
+            .zip(u)
+            .map(|(p, &x)| (p.name.clone(), p.text(p.value_at(x))))
+            .collect()
     }
 
     /// Objective at a point of the unit cube; `None` when the budget is spent or a run failed.
@@ -250,15 +290,26 @@ impl Search<'_> {
                 return None;
             }
         };
-        let feasible = self.opts.max_memory_bytes.is_none_or(|cap| measured.iter().all(|m| m.peak_memory_bytes <= cap as f64));
+        let feasible = self
+            .opts
+            .max_memory_bytes
+            .is_none_or(|cap| measured.iter().all(|m| m.peak_memory_bytes <= cap as f64));
         let mut objective = score(self.opts.objective, &measured, &self.defaults);
         if !feasible {
             // Worse than any feasible point, and worse the further over the cap.
-            let over = measured.iter().map(|m| m.peak_memory_bytes).fold(0.0, f64::max)
+            let over = measured
+                .iter()
+                .map(|m| m.peak_memory_bytes)
+                .fold(0.0, f64::max)
                 / self.opts.max_memory_bytes.unwrap_or(1).max(1) as f64;
             objective = 1e3 * over.max(1.0);
         }
-        let e = Evaluation { settings, measured, objective, feasible };
+        let e = Evaluation {
+            settings,
+            measured,
+            objective,
+            feasible,
+        };
         self.memo.lock().ok()?.insert(key, e.clone());
         let mut h = self.history.lock().ok()?;
         let best = h.last().map(|(_, b)| b.min(objective)).unwrap_or(objective);
@@ -270,7 +321,9 @@ impl Search<'_> {
     fn best(&self) -> Option<(Vec<f64>, f64)> {
         // Recover the unit-cube position of the best evaluation from its settings.
         let h = self.history.lock().ok()?;
-        let (e, _) = h.iter().min_by(|a, b| a.0.objective.total_cmp(&b.0.objective))?;
+        let (e, _) = h
+            .iter()
+            .min_by(|a, b| a.0.objective.total_cmp(&b.0.objective))?;
         let u = self
             .opts
             .params
@@ -278,7 +331,9 @@ impl Search<'_> {
             .zip(&e.settings)
             .map(|(p, (_, text))| {
                 let v = match p.kind {
-                    crate::sweep::Kind::Bytes => units::parse_bytes(text).map(|b| b as f64).unwrap_or(p.low),
+                    crate::sweep::Kind::Bytes => {
+                        units::parse_bytes(text).map(|b| b as f64).unwrap_or(p.low)
+                    }
                     _ => text.parse().unwrap_or(p.low),
                 };
                 p.position_of(v)
@@ -327,7 +382,9 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
         let probe = vec![(p.name.clone(), p.text(p.value_at(0.5)))];
         let t = &targets[0];
         let text = format!("arms.{}.settings.{}={}", t.arm_name, probe[0].0, probe[0].1);
-        let s = t.scenario.with_overrides(&[scenario::parse_override(&text).map_err(|e| TuneError::Run(e.to_string()))?])?;
+        let s = t.scenario.with_overrides(&[
+            scenario::parse_override(&text).map_err(|e| TuneError::Run(e.to_string()))?
+        ])?;
         scenario::resolve(&s, &TableCache::default())?;
     }
     let defaults_measured = eval.measure(&[], None)?;
@@ -335,11 +392,20 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
         settings: Vec::new(),
         measured: defaults_measured.clone(),
         objective: 1.0,
-        feasible: opts.max_memory_bytes.is_none_or(|cap| defaults_measured.iter().all(|m| m.peak_memory_bytes <= cap as f64)),
+        feasible: opts.max_memory_bytes.is_none_or(|cap| {
+            defaults_measured
+                .iter()
+                .all(|m| m.peak_memory_bytes <= cap as f64)
+        }),
     };
     let bar = if opts.progress {
-        let b = indicatif::ProgressBar::with_draw_target(Some(opts.budget as u64), indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} evaluations  {per_sec}  eta {eta}  {msg}") {
+        let b = indicatif::ProgressBar::with_draw_target(
+            Some(opts.budget as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} evaluations  {per_sec}  eta {eta}  {msg}",
+        ) {
             b.set_style(style);
         }
         b
@@ -368,7 +434,9 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
         for pos in [0.0, 0.25, 0.75, 1.0] {
             let mut u = current.clone();
             u[k] = pos;
-            let Some(v) = search.objective(&u) else { break 'scan };
+            let Some(v) = search.objective(&u) else {
+                break 'scan;
+            };
             if v < current_value {
                 current_value = v;
                 current = u;
@@ -382,29 +450,44 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
     let spent = search.memo.lock().map(|m| m.len()).unwrap_or(opts.budget);
     let n0 = opts.budget.saturating_sub(spent) / 3;
     for i in 1..=n0 as u64 {
-        let u: Vec<f64> = (0..d).map(|k| (halton(i, PRIMES[k % PRIMES.len()]) + shift[k]).fract()).collect();
+        let u: Vec<f64> = (0..d)
+            .map(|k| (halton(i, PRIMES[k % PRIMES.len()]) + shift[k]).fract())
+            .collect();
         if search.objective(&u).is_none() {
             break;
         }
     }
     // 2. Nelder-Mead from the best point, restarted with smaller simplexes while budget lasts.
     for size in [0.25, 0.1, 0.04, 0.015] {
-        let Some((start, before)) = search.best() else { break };
-        if search.memo.lock().map(|m| m.len() >= opts.budget).unwrap_or(true) {
+        let Some((start, before)) = search.best() else {
+            break;
+        };
+        if search
+            .memo
+            .lock()
+            .map(|m| m.len() >= opts.budget)
+            .unwrap_or(true)
+        {
             break;
         }
         let mut simplex = vec![start.clone()];
         for k in 0..d {
             let mut v = start.clone();
             // Step inward so the vertex stays in the box.
-            v[k] = if v[k] + size <= 1.0 { v[k] + size } else { v[k] - size };
+            v[k] = if v[k] + size <= 1.0 {
+                v[k] + size
+            } else {
+                v[k] - size
+            };
             simplex.push(v);
         }
         let solver = match NelderMead::new(simplex).with_sd_tolerance(1e-6) {
             Ok(s) => s,
             Err(_) => break,
         };
-        let _ = Executor::new(NmProblem(&search), solver).configure(|s| s.max_iters(200)).run();
+        let _ = Executor::new(NmProblem(&search), solver)
+            .configure(|s| s.max_iters(200))
+            .run();
         let after = search.best().map(|b| b.1).unwrap_or(before);
         if let Some(e) = search.error.lock().ok().and_then(|mut e| e.take()) {
             return Err(e);
@@ -425,7 +508,11 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
         .filter(|b| b.objective < 1.0)
         // Never propose worse than the defaults: if nothing beat them, the defaults stand.
         .unwrap_or_else(|| defaults.clone());
-    Ok(TuneResult { defaults, best, history })
+    Ok(TuneResult {
+        defaults,
+        best,
+        history,
+    })
 }
 
 /// `SETTINGS a = 1048576, b = 8`, ready to paste into a ClickHouse query.
@@ -439,7 +526,9 @@ pub fn settings_line(e: &Evaluation, params: &[Param]) -> String {
         .zip(params)
         .map(|((name, text), p)| {
             let raw = match p.kind {
-                crate::sweep::Kind::Bytes => units::parse_bytes(text).map(|b| b.to_string()).unwrap_or_else(|_| text.clone()),
+                crate::sweep::Kind::Bytes => units::parse_bytes(text)
+                    .map(|b| b.to_string())
+                    .unwrap_or_else(|_| text.clone()),
                 _ => text.clone(),
             };
             format!("{name} = {raw}")
@@ -511,7 +600,11 @@ mod tests {
 
     #[test]
     fn objective_is_a_geometric_mean_of_ratios() {
-        let m = |w: f64| Measured { wall_ns: w, cost_usd: 1.0, peak_memory_bytes: 0.0 };
+        let m = |w: f64| Measured {
+            wall_ns: w,
+            cost_usd: 1.0,
+            peak_memory_bytes: 0.0,
+        };
         let s = score(Objective::Time, &[m(2.0), m(8.0)], &[m(1.0), m(16.0)]);
         assert!((s - 1.0).abs() < 1e-12, "{s}");
         assert!("mix:0.5".parse::<Objective>().is_ok());

@@ -44,27 +44,48 @@ fn classify(v: &str) -> Option<(Kind, f64)> {
 }
 
 pub fn parse_param(text: &str) -> Result<Param, ParamError> {
-    let (name, range) = text.split_once('=').ok_or_else(|| ParamError::Form(text.to_string()))?;
-    let bad = |what: String| ParamError::Bad { text: text.to_string(), what };
+    let (name, range) = text
+        .split_once('=')
+        .ok_or_else(|| ParamError::Form(text.to_string()))?;
+    let bad = |what: String| ParamError::Bad {
+        text: text.to_string(),
+        what,
+    };
     let (range, log) = match range.rsplit_once(':') {
         Some((r, "log")) => (r, true),
-        Some((_, other)) => return Err(bad(format!("unknown scale `{other}`; only `:log` is accepted"))),
+        Some((_, other)) => {
+            return Err(bad(format!(
+                "unknown scale `{other}`; only `:log` is accepted"
+            )))
+        }
         None => (range, false),
     };
-    let (lo, hi) = range.split_once("..").ok_or_else(|| ParamError::Form(text.to_string()))?;
-    let (k_lo, low) = classify(lo).ok_or_else(|| bad(format!("`{lo}` is neither a number nor a size with a unit")))?;
-    let (k_hi, high) = classify(hi).ok_or_else(|| bad(format!("`{hi}` is neither a number nor a size with a unit")))?;
+    let (lo, hi) = range
+        .split_once("..")
+        .ok_or_else(|| ParamError::Form(text.to_string()))?;
+    let (k_lo, low) = classify(lo)
+        .ok_or_else(|| bad(format!("`{lo}` is neither a number nor a size with a unit")))?;
+    let (k_hi, high) = classify(hi)
+        .ok_or_else(|| bad(format!("`{hi}` is neither a number nor a size with a unit")))?;
     let kind = match (k_lo, k_hi) {
         (a, b) if a == b => a,
         (Kind::Number, b) if low == 0.0 => b,
-        (a, b) => return Err(bad(format!("`{lo}` and `{hi}` have different units ({a:?}, {b:?}); write both with a unit"))),
+        (a, b) => {
+            return Err(bad(format!(
+                "`{lo}` and `{hi}` have different units ({a:?}, {b:?}); write both with a unit"
+            )))
+        }
     };
     let name = name.trim().to_string();
     if name.ends_with("_bytes") && kind != Kind::Bytes && !(low == 0.0 && high == 0.0) {
-        return Err(bad(format!("`{name}` is a size: write the range with units, e.g. `64KiB..16MiB`")));
+        return Err(bad(format!(
+            "`{name}` is a size: write the range with units, e.g. `64KiB..16MiB`"
+        )));
     }
     if !(high > low) {
-        return Err(bad(format!("the range is empty or runs backwards ({lo} .. {hi})")));
+        return Err(bad(format!(
+            "the range is empty or runs backwards ({lo} .. {hi})"
+        )));
     }
     if log && low <= 0.0 {
         return Err(bad("a `:log` range must start above 0".into()));
@@ -73,7 +94,14 @@ pub fn parse_param(text: &str) -> Result<Param, ParamError> {
         return Err(bad("values cannot be negative".into()));
     }
     let integer = INTEGER_SETTINGS.contains(&name.as_str());
-    Ok(Param { name, low, high, log, kind, integer })
+    Ok(Param {
+        name,
+        low,
+        high,
+        log,
+        kind,
+        integer,
+    })
 }
 
 impl Param {
@@ -110,7 +138,11 @@ impl Param {
                     return 0.0;
                 }
                 let step = 2f64.powi((v.log2().floor() as i32 - 3).max(0));
-                let step = if self.high >= 16.0 * 1024.0 { step.max(1024.0) } else { step };
+                let step = if self.high >= 16.0 * 1024.0 {
+                    step.max(1024.0)
+                } else {
+                    step
+                };
                 (v / step).round() * step
             }
             _ => {

@@ -16,7 +16,10 @@ pub fn parse(text: &str) -> Result<LoadedScenario, ScenarioError> {
 }
 
 pub fn load(name: &str, set: &[&str]) -> LoadedScenario {
-    let ovs: Vec<_> = set.iter().map(|s| scenario::parse_override(s).expect("override")).collect();
+    let ovs: Vec<_> = set
+        .iter()
+        .map(|s| scenario::parse_override(s).expect("override"))
+        .collect();
     scenario::load(&repo().join("scenarios").join(name), &ovs).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -32,7 +35,11 @@ pub fn run_text(text: &str) -> Report {
 /// Mean of a metric for an arm in a case.
 pub fn metric(r: &Report, case: &str, arm: &str, name: &str) -> f64 {
     let c = r.case(case).unwrap_or_else(|| panic!("no case {case}"));
-    let a = c.arms.iter().find(|a| a.arm == arm).unwrap_or_else(|| panic!("no arm {arm}"));
+    let a = c
+        .arms
+        .iter()
+        .find(|a| a.arm == arm)
+        .unwrap_or_else(|| panic!("no arm {arm}"));
     a.mean(name).unwrap_or_else(|| panic!("no metric {name}"))
 }
 

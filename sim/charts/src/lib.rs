@@ -202,9 +202,12 @@ impl LineChart {
                         .legend(move |(x, y)| {
                             PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                         });
-                    chart
-                        .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, c.filled())))
-                        .map_err(|e| e.to_string())?;
+                    // Markers only where points are few enough to tell apart (not on timelines).
+                    if s.points.len() <= 60 {
+                        chart
+                            .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, c.filled())))
+                            .map_err(|e| e.to_string())?;
+                    }
                 }
                 if self.series.len() > 1
                     || !self

@@ -33,9 +33,18 @@ fn bench(c: &mut Criterion) {
     g.sample_size(10);
     for files in [20u32, 200, 2000] {
         let l = scenario(files);
-        let reads = run_scenario(&l, &RunOptions::default()).expect("run").report.cases[0].arms[0].mean("read_tasks").unwrap_or(1.0);
+        let reads = run_scenario(&l, &RunOptions::default())
+            .expect("run")
+            .report
+            .cases[0]
+            .arms[0]
+            .mean("read_tasks")
+            .unwrap_or(1.0);
         g.throughput(Throughput::Elements(reads as u64));
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("pool");
         g.bench_with_input(BenchmarkId::from_parameter(files), &l, |b, l| {
             b.iter(|| pool.install(|| run_scenario(l, &RunOptions::default()).expect("run")))
         });

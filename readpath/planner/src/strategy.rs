@@ -430,7 +430,24 @@ impl Strategy {
                 self.read_whole_file_below_bytes = parse_size(key, value)?
             }
             _ => {
-                let known = SETTINGS.iter().map(|(k, _)| *k);
+                // A peer's own merge-rule parameters (e.g. arrow-cpp's `hole_size_limit`) are
+                // set on its coalescing policy.
+                if let Some(policy) = &mut self.peer_policy {
+                    if policy.setting_names().contains(&key) {
+                        return policy.set(key, value).map_err(|e| {
+                            invalid(
+                                key,
+                                value,
+                                e.to_string(),
+                                "a value the reader's merge rule accepts",
+                            )
+                        });
+                    }
+                }
+                let known = SETTINGS
+                    .iter()
+                    .map(|(k, _)| *k)
+                    .chain(self.peer_policy.iter().flat_map(|p| p.setting_names()));
                 return Err(StrategyError::UnknownSetting {
                     key: key.into(),
                     suggestion: suggest(key, known),

@@ -534,3 +534,46 @@ mod tests {
         assert!(!spans_decades([1.0, 50.0].into_iter()));
     }
 }
+
+#[cfg(test)]
+mod panel_tests {
+    use super::*;
+
+    #[test]
+    fn timeline_panels_render() {
+        let dir = std::env::temp_dir().join(format!("charts-panels-{}", std::process::id()));
+        let line = |name: &str| LineChart {
+            title: name.into(),
+            x_label: "time (s)".into(),
+            y_label: "requests".into(),
+            series: vec![Series {
+                name: "in flight".into(),
+                points: (0..500)
+                    .map(|i| (i as f64 / 100.0, (i % 17) as f64))
+                    .collect(),
+                band: vec![],
+            }],
+            log_x: false,
+            log_y: false,
+            x_format: None,
+            y_format: None,
+        };
+        let paths = Panels {
+            title: "timeline".into(),
+            panels: vec![line("a"), line("b"), line("c")],
+        }
+        .save(&dir.join("panels"))
+        .unwrap();
+        let png = std::fs::read(&paths[0]).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        assert!(png.len() > 10_000);
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        assert!(svg.contains("time (s)") && svg.contains("timeline"));
+        assert!(Panels {
+            title: "x".into(),
+            panels: vec![]
+        }
+        .save(&dir.join("empty"))
+        .is_err());
+    }
+}

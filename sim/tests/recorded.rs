@@ -1,0 +1,95 @@
+//! A layout recorded from real Parquet files (written here by the `parquet` crate's writer) runs
+//! in a scenario, and a simulated trace round-trips through `sim fit` and `sim replay`.
+
+mod common;
+use common::*;
+use sim::run::RunOptions;
+
+#[test]
+fn a_recorded_layout_of_two_thousand_files_runs_in_a_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let files = record::testdata::write_small_parquet_files(&data, 2000, 6, 200, 1).unwrap();
+    assert_eq!(files.len(), 2000);
+    let outcome = record::record_parquet_files(&[data.clone()]).unwrap();
+    assert!(outcome.skipped.is_empty(), "{:?}", outcome.skipped);
+    assert_eq!(outcome.table.files.len(), 2000);
+    let mut bytes = Vec::new();
+    layout::format::write_table(&outcome.table, &mut bytes).unwrap();
+    let layout_path = dir.path().join("small.layout");
+    std::fs::write(&layout_path, &bytes).unwrap();
+    let columns = &outcome.table.schemas[0].columns;
+    let text = format!(
+        r#"
+name: recorded
+table:
+  layout: {}
+query:
+  columns: [{}, {}]
+store: s3-standard
+settings: {{ max_threads: 16, max_parsing_threads: 16 }}
+arms:
+  - {{ name: base, strategy: clickhouse-base }}
+  - {{ name: redesign, strategy: clickhouse-redesign }}
+"#,
+        layout_path.display(),
+        columns[0],
+        columns[3]
+    );
+    let r = run_text(&text);
+    let rows = outcome
+        .table
+        .files
+        .iter()
+        .map(|f| f.num_rows())
+        .sum::<u64>() as f64;
+    assert_eq!(rows, 2000.0 * 200.0);
+    for arm in ["base", "redesign"] {
+        assert_eq!(metric(&r, "default", arm, "rows"), rows, "{arm}");
+        assert!(
+            metric(&r, "default", arm, "gets") >= 2000.0,
+            "{arm}: one footer read per file at least"
+        );
+    }
+}
+
+#[test]
+fn a_simulated_trace_fits_back_to_its_store_model_and_replays() {
+    let l = parse(&small(150, 4, "")).unwrap();
+    let out = run(
+        &l,
+        &RunOptions {
+            trace: true,
+            ..Default::default()
+        },
+    );
+    assert!(out.trace_rows > 100, "{} requests", out.trace_rows);
+    let parsed = tracefit::parse_bytes(
+        out.trace_csv.as_bytes(),
+        "sim",
+        &tracefit::ParseOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(parsed.malformed_count, 0);
+    let fit = tracefit::fit_store(&parsed, &tracefit::FitOptions::default()).unwrap();
+    let spec = models::store::StoreSpec::from_yaml(&fit.to_yaml("fitted")).unwrap();
+    // s3-standard's first byte: lognormal, median 27 ms (the trace's requests are small).
+    let median = models::store::Sampler::new("first_byte", &spec.first_byte)
+        .unwrap()
+        .median()
+        .unwrap();
+    assert!(
+        (median / 27e6 - 1.0).abs() < 0.10,
+        "fitted median {median} ns vs 27 ms"
+    );
+    let replay = tracefit::replay_open_loop(&parsed, &spec, 5).unwrap();
+    for row in replay.rows.iter().filter(|r| r.p <= 0.9) {
+        assert!(
+            row.relative_error.abs() < 0.15,
+            "{} p{}: {:+.1}%",
+            row.metric,
+            row.p * 100.0,
+            row.relative_error * 100.0
+        );
+    }
+}

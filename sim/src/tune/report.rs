@@ -42,11 +42,11 @@ pub fn arrow_cpp_settings(store: &models::store::StoreSpec) -> Vec<(String, Stri
     let (hole, range) = coalescer::arrow_cpp_from_network_metrics(ttfb_ns, bw);
     vec![
         (
-            "arrow_hole_size_limit".to_string(),
+            "hole_size_limit".to_string(),
             units::format_bytes(hole),
         ),
         (
-            "arrow_range_size_limit".to_string(),
+            "range_size_limit".to_string(),
             units::format_bytes(range),
         ),
     ]

@@ -71,22 +71,8 @@ impl TraceRow {
 /// Rows of several runs with the run's labels in front.
 pub fn to_csv(rows: &[(String, String, u32, String, Vec<TraceRow>)]) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "case",
-        "arm",
-        "replication",
-        "query",
-        "start_ns",
-        "first_byte_ns",
-        "end_ns",
-        "object",
-        "offset_bytes",
-        "length_bytes",
-        "status",
-        "served_by",
-        "attempt",
-        "hedge",
-    ])?;
+    // One format in both directions: the header `sim fit` and `sim replay` parse.
+    w.write_record(tracefit::SIM_TRACE_HEADER.split(','))?;
     for (case, arm, rep, query, trace) in rows {
         for r in trace {
             let served = match r.served_by {

@@ -41,14 +41,8 @@ pub fn arrow_cpp_settings(store: &models::store::StoreSpec) -> Vec<(String, Stri
         .unwrap_or(64e6);
     let (hole, range) = coalescer::arrow_cpp_from_network_metrics(ttfb_ns, bw);
     vec![
-        (
-            "hole_size_limit".to_string(),
-            units::format_bytes(hole),
-        ),
-        (
-            "range_size_limit".to_string(),
-            units::format_bytes(range),
-        ),
+        ("hole_size_limit".to_string(), units::format_bytes(hole)),
+        ("range_size_limit".to_string(), units::format_bytes(range)),
     ]
 }
 

@@ -6,14 +6,14 @@ use common::*;
 use sim::run::RunOptions;
 
 #[test]
-fn a_recorded_layout_of_two_thousand_files_runs_in_a_scenario() {
+fn a_recorded_layout_of_three_thousand_files_runs_in_a_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let files = record::testdata::write_small_parquet_files(&data, 2000, 6, 200, 1).unwrap();
-    assert_eq!(files.len(), 2000);
+    let files = record::testdata::write_small_parquet_files(&data, 3000, 6, 200, 1).unwrap();
+    assert_eq!(files.len(), 3000);
     let outcome = record::record_parquet_files(&[data.clone()]).unwrap();
     assert!(outcome.skipped.is_empty(), "{:?}", outcome.skipped);
-    assert_eq!(outcome.table.files.len(), 2000);
+    assert_eq!(outcome.table.files.len(), 3000);
     let mut bytes = Vec::new();
     layout::format::write_table(&outcome.table, &mut bytes).unwrap();
     let layout_path = dir.path().join("small.layout");
@@ -43,7 +43,7 @@ arms:
         .iter()
         .map(|f| f.num_rows())
         .sum::<u64>() as f64;
-    assert_eq!(rows, 2000.0 * 200.0);
+    assert_eq!(rows, 3000.0 * 200.0);
     for arm in ["base", "redesign"] {
         assert_eq!(metric(&r, "default", arm, "rows"), rows, "{arm}");
         assert!(

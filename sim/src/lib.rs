@@ -20,16 +20,20 @@ pub fn parse_overrides(
 
 /// `sim settings`: every setting of a strategy with its value and what it does.
 pub fn describe_settings(s: &planner::Strategy) -> String {
-    let rows: Vec<Vec<String>> = std::iter::once(vec![
-        "setting".to_string(),
-        "value".to_string(),
-        "what it does".to_string(),
-    ])
-    .chain(
-        s.settings()
-            .into_iter()
-            .map(|(name, value, doc)| vec![name.to_string(), value, doc.to_string()]),
-    )
-    .collect();
-    report::render_rows(&rows)
+    let rows = s.settings();
+    let w_name = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let w_value = rows
+        .iter()
+        .map(|r| r.1.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let mut out = format!(
+        "{:<w_name$}  {:<w_value$}  what it does\n",
+        "setting", "value"
+    );
+    for (name, value, doc) in rows {
+        out.push_str(&format!("{name:<w_name$}  {value:<w_value$}  {doc}\n"));
+    }
+    out
 }

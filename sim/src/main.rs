@@ -76,6 +76,10 @@ struct RunArgs {
     /// Write a timeline CSV (concurrency, bytes in flight, pool memory over time).
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
+    /// Ablation: run `clickhouse-base`, base plus each redesign mechanism R1..R8 alone, and
+    /// `clickhouse-redesign`, instead of the scenario's arms.
+    #[arg(long)]
+    ablation: bool,
     /// Plot each arm's timeline (replication 0, first query) into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
@@ -237,6 +241,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         cases: args.cases,
         trace: args.trace.is_some(),
         timeline: args.timeline.is_some() || args.plot.is_some(),
+        ablation: args.ablation,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))

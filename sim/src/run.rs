@@ -14,6 +14,56 @@ pub struct RunOptions {
     pub cases: Vec<String>,
     pub trace: bool,
     pub timeline: bool,
+    /// Replace the arms by `clickhouse-base`, base plus each redesign mechanism R1..R8 alone,
+    /// and `clickhouse-redesign` (the scenario's shared `settings:` still apply).
+    pub ablation: bool,
+}
+
+/// The redesign's mechanisms as `sim settings` names them, R1..R8.
+pub const MECHANISMS: [&str; 8] = [
+    "r1_partial_readiness",
+    "r2_bounded_coalescing",
+    "r3_filesystem_cache_fixes",
+    "r4_memory_by_lifetime",
+    "r5_issue_queue",
+    "r6_io_pool_from_query",
+    "r7_in_flight_means_being_read",
+    "r8_read_through_cached",
+];
+
+/// The ablation arms for a scenario: base, base + each of R1..R8 alone, redesign.
+pub fn ablation_arms(s: &LoadedScenario) -> Result<Vec<scenario::ResolvedArm>, ScenarioError> {
+    let err = |k: &str, e: String| ScenarioError::at_key(&s.path, &s.text, k, e);
+    let make = |name: String,
+                preset: &str,
+                switch: Option<&str>|
+     -> Result<scenario::ResolvedArm, ScenarioError> {
+        let mut strategy =
+            planner::Strategy::preset(preset).map_err(|e| err("strategy", e.to_string()))?;
+        for (k, v) in &s.file.settings {
+            strategy.set(k, &v.0).map_err(|e| err(k, e.to_string()))?;
+        }
+        if let Some(sw) = switch {
+            strategy
+                .set(sw, "true")
+                .map_err(|e| err(sw, e.to_string()))?;
+        }
+        Ok(scenario::ResolvedArm {
+            name,
+            strategy_name: preset.to_string(),
+            strategy,
+        })
+    };
+    let mut arms = vec![make("base".into(), "clickhouse-base", None)?];
+    for (i, m) in MECHANISMS.iter().enumerate() {
+        arms.push(make(
+            format!("base+R{}", i + 1),
+            "clickhouse-base",
+            Some(m),
+        )?);
+    }
+    arms.push(make("redesign".into(), "clickhouse-redesign", None)?);
+    Ok(arms)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,6 +118,9 @@ pub fn run_scenario(
         }
         let s = loaded.with_overrides(&ovs)?;
         let mut r = scenario::resolve(&s, &tables)?;
+        if opts.ablation {
+            r.arms = ablation_arms(&s)?;
+        }
         if let Some(n) = opts.replications {
             r.replications = n.max(1);
         }

@@ -106,3 +106,30 @@ fn every_shipped_scenario_resolves() {
     }
     assert!(n >= 6, "only {n} scenarios");
 }
+
+#[test]
+fn ablation_runs_base_each_mechanism_alone_and_the_redesign() {
+    let l = parse(&small(1, 24, "")).unwrap();
+    let out = run(
+        &l,
+        &RunOptions {
+            ablation: true,
+            ..Default::default()
+        },
+    );
+    let arms: Vec<&str> = out.report.cases[0]
+        .arms
+        .iter()
+        .map(|a| a.arm.as_str())
+        .collect();
+    assert_eq!(arms.len(), 10, "{arms:?}");
+    assert_eq!(arms[0], "base");
+    assert_eq!(arms[5], "base+R5");
+    assert_eq!(arms[9], "redesign");
+    // One file of many row groups: the issue queue (R5) alone raises read depth over base.
+    let r = &out.report;
+    assert!(
+        metric(r, "default", "base+R5", "mean_concurrent_gets")
+            > 1.5 * metric(r, "default", "base", "mean_concurrent_gets")
+    );
+}

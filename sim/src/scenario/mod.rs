@@ -41,7 +41,15 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
                 q.spec.files.len()
             );
         }
-        let _ = writeln!(out, "#   store: {}", r.store.source);
+        let _ = writeln!(
+            out,
+            "#   store: {}",
+            if r.store.name.is_empty() {
+                "(inline model)"
+            } else {
+                &r.store.name
+            }
+        );
         for a in &r.arms {
             let _ = writeln!(out, "#   arm {} = {}", a.name, a.strategy_name);
         }

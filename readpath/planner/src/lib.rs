@@ -21,7 +21,7 @@ pub use hash::splitmix64;
 pub use query::QuerySpec;
 pub use readahead::{ProfileEvent, ProfileEvents};
 pub use reader::Reader;
-pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
+pub use strategy::{Family, FooterRead, Storage, Strategy, R_NAMES, STRATEGY_PRESETS};
 pub use types::{
     Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache,
     Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status,

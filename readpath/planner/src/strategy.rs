@@ -107,8 +107,8 @@ pub struct Strategy {
     pub(crate) read_whole_file_below_bytes: u64,
 }
 
-/// Names of the mechanism switches, index 0 = R1.
-const R_NAMES: [&str; 10] = [
+/// Names of the mechanism switches (settings of [`Strategy::set`]), index 0 = R1.
+pub const R_NAMES: [&str; 10] = [
     "r1_partial_readiness",
     "r2_bounded_coalescing",
     "r3_filesystem_cache_fixes",

@@ -236,22 +236,7 @@ impl IoWorld {
                         .as_ref()
                         .map(|(pc, _)| pc.hit_ns(range.len()))
                         .unwrap_or(0);
-                    self.local.schedule(
-                        now + ns,
-                        LocalDone {
-                            read: key,
-                            fragment: i,
-                        },
-                    );
-                    self.push_trace(
-                        now,
-                        now + ns,
-                        now + ns,
-                        object,
-                        range,
-                        ServedBy::PageCache,
-                        200,
-                    );
+                    self.serve_locally(now, ns, key, i, object, range, ServedBy::PageCache);
                 }
                 Piece::Disk => {
                     source = ReadSource::FilesystemCache;
@@ -260,22 +245,7 @@ impl IoWorld {
                         .as_ref()
                         .map(|(fc, _)| fc.disk_read_ns(range.len()))
                         .unwrap_or(0);
-                    self.local.schedule(
-                        now + ns,
-                        LocalDone {
-                            read: key,
-                            fragment: i,
-                        },
-                    );
-                    self.push_trace(
-                        now,
-                        now + ns,
-                        now + ns,
-                        object,
-                        range,
-                        ServedBy::FilesystemCache,
-                        200,
-                    );
+                    self.serve_locally(now, ns, key, i, object, range, ServedBy::FilesystemCache);
                 }
                 Piece::Get { get, fill_fs_cache } => {
                     let lead = range.start.saturating_sub(get.start);
@@ -301,6 +271,22 @@ impl IoWorld {
                 source,
             },
         );
+    }
+
+    /// A piece served from a local cache: done after `ns`, with no progress before.
+    #[allow(clippy::too_many_arguments)]
+    fn serve_locally(
+        &mut self,
+        now: u64,
+        ns: u64,
+        read: u64,
+        fragment: usize,
+        object: u64,
+        range: ByteRange,
+        by: ServedBy,
+    ) {
+        self.local.schedule(now + ns, LocalDone { read, fragment });
+        self.push_trace(now, now + ns, now + ns, object, range, by, 200);
     }
 
     /// Splits the fetch of `clipped` (whose block-rounded span is `fetch`) into disk reads and

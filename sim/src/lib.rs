@@ -2,12 +2,15 @@
 //! `main.rs` is a thin CLI over it; tests in `tests/` use it directly.
 
 pub mod driver;
+#[cfg(feature = "measure")]
+pub mod measure;
 pub mod plots;
 pub mod report;
 pub mod run;
 pub mod scenario;
 pub mod sweep;
 pub mod tune;
+pub mod whatif;
 
 use scenario::Override;
 

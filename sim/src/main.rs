@@ -20,13 +20,19 @@ struct Cli {
 enum Command {
     /// Run a scenario: every arm side by side, baseline = first arm.
     Run(RunArgs),
+    /// Measure a scenario for real against an S3 API endpoint: same reader, same report and
+    /// trace as `run` (needs the `measure` feature).
+    #[cfg(feature = "measure")]
+    Measure(sim::measure::cli::MeasureArgs),
     /// Sweep settings or model parameters over a grid: every point runs every arm, to CSV and plots.
     Sweep(SweepArgs),
     /// Propose the settings that make one arm fastest (or cheapest) over one or more scenarios.
     Tune(TuneArgs),
     /// Fit a store model from a captured trace (S3 server access log or `sim run --trace` CSV).
     Fit(FitArgs),
-    /// Replay a trace's requests (same sizes, same start times) against a store model and compare.
+    /// Replay a trace's requests against a store model and compare (open loop at the recorded
+    /// start times, or `--closed-loop`); or `--what-if`: re-plan the ranges the reader needed
+    /// under other strategies.
     Replay(ReplayArgs),
     /// Print the fully resolved scenario (after presets and overrides) and check it.
     Validate {
@@ -174,10 +180,30 @@ struct ReplayArgs {
     /// The store model: a preset name or a YAML file (e.g. one `sim fit` wrote).
     #[arg(long)]
     model: String,
+    /// Seed of the store model's randomness (what-if: the root seed of the simulated runs;
+    /// give the scenario's to reproduce its seconds).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     #[arg(long)]
     strict: bool,
+    /// Closed loop: the requests in recorded order, each worker starting its next request when
+    /// its previous one ends (default: open loop, at the recorded start times).
+    #[arg(long, conflicts_with = "what_if")]
+    closed_loop: bool,
+    /// Workers of the closed loop (default: the recording's mean number of requests in flight).
+    #[arg(long, requires = "closed_loop")]
+    concurrency: Option<usize>,
+    /// What-if: re-plan the ranges the recorded reader needed under this strategy preset
+    /// (repeatable; needs a `sim run --trace` trace). The recorded run is the first row.
+    #[arg(long = "what-if", value_name = "STRATEGY")]
+    what_if: Vec<String>,
+    /// A setting for the `--what-if` before it (before any `--what-if`: for all of them).
+    #[arg(long = "set", value_name = "SETTING=VALUE", requires = "what_if")]
+    set: Vec<String>,
+    /// Only the rows of this arm of a `sim run --trace` trace (what-if: the recorded run to
+    /// re-plan; default: the first in the trace; replay: default every row).
+    #[arg(long)]
+    arm: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -212,6 +238,8 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(args) => cmd_run(args),
+        #[cfg(feature = "measure")]
+        Command::Measure(args) => sim::measure::cli::run(args),
         Command::Sweep(args) => cmd_sweep(args),
         Command::Tune(args) => cmd_tune(args),
         Command::Fit(args) => cmd_fit(args),
@@ -422,7 +450,30 @@ fn cmd_replay(args: ReplayArgs) -> Result<()> {
     } else {
         models::store::StoreSpec::preset(&args.model)?
     };
-    let report = tracefit::replay_open_loop(&trace, &spec, args.seed)?;
+    if !args.what_if.is_empty() {
+        // `--set` belongs to the `--what-if` before it: only the raw order says which.
+        let raw: Vec<String> = std::env::args().collect();
+        let arms = sim::whatif::what_if_arms(&raw).map_err(anyhow::Error::msg)?;
+        let options = sim::whatif::WhatIfOptions {
+            arm: args.arm.clone(),
+            seed: args.seed,
+            ..Default::default()
+        };
+        let report = sim::whatif::what_if(&trace, &spec, &arms, &options)?;
+        print!("{}", report.to_table());
+        return Ok(());
+    }
+    let mut trace = trace;
+    if let Some(arm) = &args.arm {
+        trace
+            .records
+            .retain(|r| r.sim.as_ref().is_some_and(|s| &s.arm == arm));
+    }
+    let report = if args.closed_loop {
+        tracefit::replay_closed_loop(&trace, &spec, args.seed, args.concurrency)?
+    } else {
+        tracefit::replay_open_loop(&trace, &spec, args.seed)?
+    };
     print!("{}", report.to_table());
     Ok(())
 }

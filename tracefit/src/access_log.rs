@@ -241,6 +241,7 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
         operation: Operation::from_s3(get(6)),
         served_by: ServedBy::Store,
         sim: None,
+        needed: None,
     })
 }
 

@@ -16,6 +16,8 @@ pub use error::{LineError, Malformed, TraceError};
 pub use fit::{fit_store, FitOptions, StoreFit};
 pub use parse::{parse_bytes, parse_file, parse_reader, ParseOptions, ParsedTrace, TraceFormat};
 pub use plot::{plot_ecdf, plot_store_fit, PlotUnit};
-pub use record::{FirstByteSource, Operation, ServedBy, SimLabels, TraceRecord};
-pub use replay::{replay_open_loop, PercentileRow, ReplayReport};
-pub use sim_trace::{write_sim_trace, SIM_TRACE_HEADER};
+pub use record::{
+    FirstByteSource, NeededKind, NeededPart, Operation, ServedBy, SimLabels, TraceRecord,
+};
+pub use replay::{replay_closed_loop, replay_open_loop, PercentileRow, ReplayMode, ReplayReport};
+pub use sim_trace::{needed_columns, write_sim_trace, SIM_TRACE_HEADER};

@@ -137,7 +137,8 @@ fn read_line_capped<R: BufRead>(
 enum Parser {
     Detect,
     Access,
-    Sim(SimColumns),
+    // Boxed: the column map is much larger than the other variants.
+    Sim(Box<SimColumns>),
 }
 
 /// Parses a trace from any buffered reader. `source` names it in messages and in the model.
@@ -184,7 +185,7 @@ pub fn parse_reader<R: BufRead>(
                     match &parser {
                         Parser::Detect => {
                             if SimColumns::looks_like_header(line) {
-                                parser = Parser::Sim(SimColumns::from_header(line)?);
+                                parser = Parser::Sim(Box::new(SimColumns::from_header(line)?));
                                 trace.format = TraceFormat::SimTrace;
                                 continue;
                             }

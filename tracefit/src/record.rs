@@ -37,6 +37,10 @@ pub enum ServedBy {
     PageCache,
     /// ClickHouse's filesystem cache (local disk).
     FilesystemCache,
+    /// Not a request: a byte range the reader needed (before coalescing), written by
+    /// `sim run --trace` so that a what-if replay can re-plan the same reads. Fitting and
+    /// replay skip these rows.
+    Needed,
 }
 
 impl ServedBy {
@@ -46,8 +50,86 @@ impl ServedBy {
             ServedBy::Store => "store",
             ServedBy::PageCache => "page_cache",
             ServedBy::FilesystemCache => "filesystem_cache",
+            ServedBy::Needed => "needed",
         }
     }
+}
+
+/// What a needed range is, in the words of the read path (`kind` column of the sim trace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum NeededKind {
+    /// The footer with its trailing length and magic (`footer_len_bytes + 8` bytes at the end).
+    Footer,
+    /// The guess at a bloom filter's header.
+    BloomHeader,
+    /// Bloom-filter blocks hit by the probes.
+    BloomBlocks,
+    /// A dictionary page.
+    Dictionary,
+    /// A column index (page min/max).
+    ColumnIndex,
+    /// An offset index (page locations).
+    OffsetIndex,
+    /// Data pages (one page, or a whole chunk's pages without an offset index).
+    DataPages,
+}
+
+/// Every kind with its CSV name, in one place.
+const NEEDED_KINDS: [(NeededKind, &str); 7] = [
+    (NeededKind::Footer, "footer"),
+    (NeededKind::BloomHeader, "bloom_header"),
+    (NeededKind::BloomBlocks, "bloom_blocks"),
+    (NeededKind::Dictionary, "dictionary"),
+    (NeededKind::ColumnIndex, "column_index"),
+    (NeededKind::OffsetIndex, "offset_index"),
+    (NeededKind::DataPages, "data_pages"),
+];
+
+impl NeededKind {
+    /// The name used in the sim trace CSV.
+    pub fn as_str(self) -> &'static str {
+        NEEDED_KINDS
+            .iter()
+            .find(|(k, _)| *k == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("data_pages")
+    }
+
+    /// The kind a CSV name stands for.
+    pub fn from_name(name: &str) -> Option<NeededKind> {
+        NEEDED_KINDS
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(k, _)| *k)
+    }
+
+    /// Whether the range belongs to one column chunk (all kinds but the footer).
+    pub fn is_per_chunk(self) -> bool {
+        self != NeededKind::Footer
+    }
+}
+
+/// What a needed range is and where it sits in the file: enough to rebuild a layout that makes
+/// the planner need the same ranges (see `sim::whatif`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct NeededPart {
+    /// What the bytes are.
+    pub kind: NeededKind,
+    /// Index of the row group in its file (`None` for the footer).
+    pub row_group: Option<u32>,
+    /// Index of the column in the file's schema (`None` for the footer).
+    pub column: Option<u32>,
+    /// Rows in the row group (0 for the footer).
+    pub row_group_rows: u64,
+    /// First row of the page in its row group (data pages; 0 otherwise).
+    pub first_row: u64,
+    /// Decoded size of the whole column chunk (0 for the footer): the decode cost and the
+    /// row-subgroup cut depend on it.
+    pub uncompressed_bytes: u64,
+    /// Size of the object.
+    pub object_size_bytes: u64,
+    /// The footer's length as the file's last 8 bytes state it.
+    pub footer_len_bytes: u32,
 }
 
 /// Labels only the simulator's trace carries (which run the request belongs to).
@@ -105,6 +187,8 @@ pub struct TraceRecord {
     pub served_by: ServedBy,
     /// Sim-only labels.
     pub sim: Option<SimLabels>,
+    /// For `served_by = needed` rows: what the range is.
+    pub needed: Option<NeededPart>,
 }
 
 impl TraceRecord {

@@ -1,6 +1,13 @@
-//! Open-loop replay: the trace's GETs, with their sizes, sent at their recorded start times to
-//! a simulated store (`models::store::S3Client`), and the simulated durations compared with the
-//! recorded ones.
+//! Replay: the trace's GETs, with their sizes, sent to a simulated store
+//! (`models::store::S3Client`), and the simulated durations compared with the recorded ones.
+//!
+//! Open loop: each request starts at its recorded start time, whatever the store does.
+//! Closed loop: the requests, in recorded start order, are issued by N workers, each starting
+//! its next request as soon as its previous one completes (or fails). N defaults to the
+//! recording's *mean* number of requests in flight, `sum of durations / makespan` rounded
+//! (Little's law), at least 1: a closed loop of that many workers does the recorded work in the
+//! recorded makespan when the model matches the recording. The peak in flight is reported too;
+//! replaying at the peak instead measures how fast the same requests could go.
 //!
 //! What is replayed: store GETs with a positive size; from a sim trace only first attempts that
 //! are not hedges (retries and hedges are the client model's job, not the workload's). Access
@@ -52,6 +59,31 @@ pub struct ReplayReport {
     pub total_simulated_ns: f64,
     /// (simulated - recorded) / recorded of the total.
     pub total_relative_error: f64,
+    /// How the requests were issued.
+    pub mode: ReplayMode,
+    /// First start to last end of the replayed requests in the recording, ns.
+    pub makespan_recorded_ns: f64,
+    /// First start to last completion in the simulation, ns.
+    pub makespan_simulated_ns: f64,
+    /// (simulated - recorded) / recorded of the makespan.
+    pub makespan_relative_error: f64,
+    /// Time-weighted mean of requests in flight in the recording (sum of durations over the
+    /// makespan).
+    pub recorded_mean_in_flight: f64,
+    /// Most requests in flight at once in the recording.
+    pub recorded_peak_in_flight: usize,
+}
+
+/// How a replay issues the requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ReplayMode {
+    /// At their recorded start times.
+    OpenLoop,
+    /// By `concurrency` workers, each starting its next request when the previous one ends.
+    ClosedLoop {
+        /// Workers.
+        concurrency: usize,
+    },
 }
 
 impl ReplayReport {
@@ -78,6 +110,20 @@ impl ReplayReport {
             units::format_duration_f(self.total_simulated_ns),
             100.0 * self.total_relative_error,
             self.failed
+        ));
+        let mode = match self.mode {
+            ReplayMode::OpenLoop => "open loop".to_string(),
+            ReplayMode::ClosedLoop { concurrency } => {
+                format!("closed loop, {concurrency} workers")
+            }
+        };
+        s.push_str(&format!(
+            "makespan ({mode}): recorded {}, simulated {} ({:+.1}%); recorded in flight: mean {:.2}, peak {}\n",
+            units::format_duration_f(self.makespan_recorded_ns),
+            units::format_duration_f(self.makespan_simulated_ns),
+            100.0 * self.makespan_relative_error,
+            self.recorded_mean_in_flight,
+            self.recorded_peak_in_flight
         ));
         s
     }
@@ -109,13 +155,8 @@ fn start_times(records: &[&TraceRecord], format: TraceFormat) -> Vec<u64> {
     starts
 }
 
-/// Replays `trace`'s GETs against `spec` open loop (same sizes, same start times), with the
-/// store's randomness seeded by `seed`, and compares the durations.
-pub fn replay_open_loop(
-    trace: &ParsedTrace,
-    spec: &StoreSpec,
-    seed: u64,
-) -> Result<ReplayReport, TraceError> {
+/// The replayable records of `trace` in start order, or an error saying there are none.
+fn replayable_records(trace: &ParsedTrace) -> Result<Vec<&TraceRecord>, TraceError> {
     let mut records: Vec<&TraceRecord> = trace.records.iter().filter(|r| replayable(r)).collect();
     records.sort_by_key(|r| r.start_ns);
     if records.is_empty() {
@@ -124,14 +165,73 @@ pub fn replay_open_loop(
             trace.source
         )));
     }
-    let starts = start_times(&records, trace.format);
+    Ok(records)
+}
+
+/// Recorded (mean, peak) requests in flight, and the makespan in ns, from the records with a
+/// known total time; `starts` are the (spread) start times.
+fn recorded_concurrency(records: &[&TraceRecord], starts: &[u64]) -> (f64, usize, u64) {
+    let mut edges: Vec<(u64, i64)> = Vec::new();
+    let mut busy: u128 = 0;
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    for (r, s) in records.iter().zip(starts) {
+        if let Some(t) = r.total_ns {
+            let end = s.saturating_add(t);
+            edges.push((*s, 1));
+            edges.push((end, -1));
+            busy += t as u128;
+            first = first.min(*s);
+            last = last.max(end);
+        }
+    }
+    // Ends before starts at the same instant: back-to-back requests do not overlap.
+    edges.sort_unstable();
+    let (mut live, mut peak) = (0i64, 0i64);
+    for (_, d) in edges {
+        live += d;
+        peak = peak.max(live);
+    }
+    let makespan = last.saturating_sub(first);
+    let mean = if makespan > 0 {
+        busy as f64 / makespan as f64
+    } else {
+        peak as f64
+    };
+    (mean, peak.max(0) as usize, makespan)
+}
+
+/// What the simulation gives per request: when it started, first byte, completion.
+struct Simulated {
+    started_at: Vec<Option<u64>>,
+    first_byte_at: Vec<Option<u64>>,
+    done_at: Vec<Option<u64>>,
+    failed: usize,
+}
+
+/// Runs `records` against `spec`: open loop at `starts`, or closed loop with `workers`.
+fn simulate(
+    records: &[&TraceRecord],
+    spec: &StoreSpec,
+    seed: u64,
+    mode: ReplayMode,
+    starts: &[u64],
+) -> Result<Simulated, TraceError> {
     let mut client = S3Client::new(spec, Pcg64::seed_from_u64(seed))
         .map_err(|e| TraceError::Replay(e.to_string()))?;
     let n = records.len();
-    let mut first_byte_at: Vec<Option<u64>> = vec![None; n];
-    let mut done_at: Vec<Option<u64>> = vec![None; n];
-    let mut failed = 0;
+    let mut sim = Simulated {
+        started_at: vec![None; n],
+        first_byte_at: vec![None; n],
+        done_at: vec![None; n],
+        failed: 0,
+    };
     let mut next = 0;
+    // Closed loop: workers free to start a request now (all of them at time 0).
+    let mut free_workers = match mode {
+        ReplayMode::OpenLoop => 0,
+        ReplayMode::ClosedLoop { concurrency } => concurrency.max(1),
+    };
+    let mut now = 0u64;
     let mut events = Vec::new();
     // Each step starts a request or handles at least one event; the bound catches a model
     // that stops making progress instead of hanging.
@@ -144,10 +244,13 @@ pub fn replay_open_loop(
                 "no progress after {max_steps} steps"
             )));
         }
-        let start_at = starts.get(next).copied();
         let event_at = client.next_event_ns();
+        let start_at = match mode {
+            ReplayMode::OpenLoop => starts.get(next).copied(),
+            ReplayMode::ClosedLoop { .. } => (free_workers > 0 && next < n).then_some(now),
+        };
         if let Some(s) = start_at.filter(|s| event_at.is_none_or(|e| *s < e)) {
-            let r = records[next];
+            let Some(r) = records.get(next) else { break };
             let object = r.object.parse::<u64>().unwrap_or(next as u64);
             let req = GetRequest {
                 token: next as u64,
@@ -159,23 +262,32 @@ pub fn replay_open_loop(
             client
                 .start(s, req)
                 .map_err(|e| TraceError::Replay(e.to_string()))?;
+            if let Some(slot) = sim.started_at.get_mut(next) {
+                *slot = Some(s);
+            }
+            free_workers = free_workers.saturating_sub(1);
             next += 1;
         } else if let Some(e) = event_at {
+            now = now.max(e);
             events.clear();
             client.advance(e, &mut events);
             for (t, ev) in &events {
                 match ev {
                     ClientEvent::FirstByte { token } => {
-                        if let Some(slot) = first_byte_at.get_mut(*token as usize) {
+                        if let Some(slot) = sim.first_byte_at.get_mut(*token as usize) {
                             slot.get_or_insert(*t);
                         }
                     }
                     ClientEvent::Completed { token } => {
-                        if let Some(slot) = done_at.get_mut(*token as usize) {
+                        if let Some(slot) = sim.done_at.get_mut(*token as usize) {
                             *slot = Some(*t);
                         }
+                        free_workers += 1;
                     }
-                    ClientEvent::Failed { .. } => failed += 1,
+                    ClientEvent::Failed { .. } => {
+                        sim.failed += 1;
+                        free_workers += 1;
+                    }
                     ClientEvent::Progress { .. } => {}
                 }
             }
@@ -183,14 +295,75 @@ pub fn replay_open_loop(
             break;
         }
     }
+    Ok(sim)
+}
+
+fn relative(simulated: f64, recorded: f64) -> f64 {
+    if recorded > 0.0 {
+        (simulated - recorded) / recorded
+    } else {
+        0.0
+    }
+}
+
+/// Replays `trace`'s GETs against `spec` open loop (same sizes, same start times), with the
+/// store's randomness seeded by `seed`, and compares the durations.
+pub fn replay_open_loop(
+    trace: &ParsedTrace,
+    spec: &StoreSpec,
+    seed: u64,
+) -> Result<ReplayReport, TraceError> {
+    replay(trace, spec, seed, None)
+}
+
+/// Replays `trace`'s GETs against `spec` closed loop: in recorded start order, by
+/// `concurrency` workers (default: the recording's mean number in flight, see the module
+/// docs), each starting its next request as soon as its previous one ends. Compares durations
+/// and the makespan.
+pub fn replay_closed_loop(
+    trace: &ParsedTrace,
+    spec: &StoreSpec,
+    seed: u64,
+    concurrency: Option<usize>,
+) -> Result<ReplayReport, TraceError> {
+    if concurrency == Some(0) {
+        return Err(TraceError::Replay(
+            "a closed-loop replay needs at least 1 worker (--concurrency 1 or more)".into(),
+        ));
+    }
+    replay(trace, spec, seed, Some(concurrency))
+}
+
+/// `closed`: `None` = open loop; `Some(None)` = closed loop at the recorded mean concurrency.
+fn replay(
+    trace: &ParsedTrace,
+    spec: &StoreSpec,
+    seed: u64,
+    closed: Option<Option<usize>>,
+) -> Result<ReplayReport, TraceError> {
+    let records = replayable_records(trace)?;
+    let starts = start_times(&records, trace.format);
+    let (mean_in_flight, peak_in_flight, makespan_recorded) =
+        recorded_concurrency(&records, &starts);
+    let mode = match closed {
+        None => ReplayMode::OpenLoop,
+        Some(c) => ReplayMode::ClosedLoop {
+            concurrency: c.unwrap_or_else(|| (mean_in_flight.round() as usize).max(1)),
+        },
+    };
+    let sim = simulate(&records, spec, seed, mode, &starts)?;
     let mut rec_first = Vec::new();
     let mut rec_total = Vec::new();
     let mut sim_first = Vec::new();
     let mut sim_total = Vec::new();
     let (mut total_recorded, mut total_simulated) = (0.0, 0.0);
+    let (mut sim_first_start, mut sim_last_end) = (u64::MAX, 0u64);
     for (i, r) in records.iter().enumerate() {
-        let start = starts[i];
-        if let Some(f) = first_byte_at[i] {
+        let Some(start) = sim.started_at.get(i).copied().flatten() else {
+            continue;
+        };
+        sim_first_start = sim_first_start.min(start);
+        if let Some(f) = sim.first_byte_at.get(i).copied().flatten() {
             sim_first.push(f.saturating_sub(start) as f64);
         }
         if r.is_success() {
@@ -198,7 +371,11 @@ pub fn replay_open_loop(
                 rec_first.push(l as f64);
             }
         }
-        if let (Some(d), Some(t), true) = (done_at[i], r.total_ns, r.is_success()) {
+        let done = sim.done_at.get(i).copied().flatten();
+        if let Some(d) = done {
+            sim_last_end = sim_last_end.max(d);
+        }
+        if let (Some(d), Some(t), true) = (done, r.total_ns, r.is_success()) {
             rec_total.push(t as f64);
             sim_total.push(d.saturating_sub(start) as f64);
             total_recorded += t as f64;
@@ -216,32 +393,29 @@ pub fn replay_open_loop(
             if let (Some(recorded_ns), Some(simulated_ns)) =
                 (sample_quantile(rec, p), sample_quantile(sim, p))
             {
-                let relative_error = if recorded_ns > 0.0 {
-                    (simulated_ns - recorded_ns) / recorded_ns
-                } else {
-                    0.0
-                };
                 rows.push(PercentileRow {
                     metric,
                     p,
                     recorded_ns,
                     simulated_ns,
-                    relative_error,
+                    relative_error: relative(simulated_ns, recorded_ns),
                 });
             }
         }
     }
-    let total_relative_error = if total_recorded > 0.0 {
-        (total_simulated - total_recorded) / total_recorded
-    } else {
-        0.0
-    };
+    let makespan_simulated = sim_last_end.saturating_sub(sim_first_start.min(sim_last_end)) as f64;
     Ok(ReplayReport {
-        requests: n,
-        failed,
+        requests: records.len(),
+        failed: sim.failed,
         rows,
         total_recorded_ns: total_recorded,
         total_simulated_ns: total_simulated,
-        total_relative_error,
+        total_relative_error: relative(total_simulated, total_recorded),
+        mode,
+        makespan_recorded_ns: makespan_recorded as f64,
+        makespan_simulated_ns: makespan_simulated,
+        makespan_relative_error: relative(makespan_simulated, makespan_recorded as f64),
+        recorded_mean_in_flight: mean_in_flight,
+        recorded_peak_in_flight: peak_in_flight,
     })
 }

@@ -7,15 +7,23 @@
 //! `start_ns`, `end_ns`, `first_byte_ns`, `object`, `length_bytes` and `status` are required.
 //! An empty `first_byte_ns` or `end_ns` means unknown (the writer emits that for access-log
 //! records without Turn-Around Time).
+//!
+//! Needed ranges. Besides requests, `sim run --trace` writes one row per byte range the reader
+//! needed (before coalescing), with `served_by = needed`, `start_ns = 0`, empty times and
+//! status 200, and eight more columns: `kind` (footer, bloom_header, bloom_blocks, dictionary,
+//! column_index, offset_index, data_pages), `row_group`, `column`, `row_group_rows`,
+//! `first_row`, `uncompressed_bytes`, `object_size_bytes`, `footer_len_bytes` (empty on request
+//! rows). Traces written before these columns existed parse as before; fitting and replay
+//! ignore needed rows.
 
 use std::io::Write;
 
 use crate::error::{LineError, TraceError};
-use crate::record::{Operation, ServedBy, SimLabels, TraceRecord};
+use crate::record::{NeededKind, NeededPart, Operation, ServedBy, SimLabels, TraceRecord};
 
 /// The header line the simulator writes (and [`write_sim_trace`] writes).
 pub const SIM_TRACE_HEADER: &str =
-    "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge";
+    "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge,kind,row_group,column,row_group_rows,first_row,uncompressed_bytes,object_size_bytes,footer_len_bytes";
 
 /// Column positions of a sim trace, from its header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +42,14 @@ pub struct SimColumns {
     served_by: Option<usize>,
     attempt: Option<usize>,
     hedge: Option<usize>,
+    kind: Option<usize>,
+    row_group: Option<usize>,
+    column: Option<usize>,
+    row_group_rows: Option<usize>,
+    first_row: Option<usize>,
+    uncompressed_bytes: Option<usize>,
+    object_size_bytes: Option<usize>,
+    footer_len_bytes: Option<usize>,
 }
 
 impl SimColumns {
@@ -62,6 +78,14 @@ impl SimColumns {
             served_by: find("served_by"),
             attempt: find("attempt"),
             hedge: find("hedge"),
+            kind: find("kind"),
+            row_group: find("row_group"),
+            column: find("column"),
+            row_group_rows: find("row_group_rows"),
+            first_row: find("first_row"),
+            uncompressed_bytes: find("uncompressed_bytes"),
+            object_size_bytes: find("object_size_bytes"),
+            footer_len_bytes: find("footer_len_bytes"),
         })
     }
 
@@ -116,7 +140,7 @@ pub fn split_csv(line: &str) -> Result<Vec<String>, LineError> {
 }
 
 /// Names of the columns in [`SIM_TRACE_HEADER`] order, for messages.
-const COLUMN_NAMES: [&str; 14] = [
+const COLUMN_NAMES: [&str; 22] = [
     "case",
     "arm",
     "replication",
@@ -131,6 +155,14 @@ const COLUMN_NAMES: [&str; 14] = [
     "served_by",
     "attempt",
     "hedge",
+    "kind",
+    "row_group",
+    "column",
+    "row_group_rows",
+    "first_row",
+    "uncompressed_bytes",
+    "object_size_bytes",
+    "footer_len_bytes",
 ];
 
 fn column_name(name: &str) -> &'static str {
@@ -250,14 +282,20 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
         "" | "store" => ServedBy::Store,
         "page_cache" => ServedBy::PageCache,
         "filesystem_cache" => ServedBy::FilesystemCache,
+        "needed" => ServedBy::Needed,
         other => {
             return Err(bad(
                 columns.served_by.unwrap_or(0),
                 "served_by",
                 other,
-                "store, page_cache or filesystem_cache",
+                "store, page_cache, filesystem_cache or needed",
             ))
         }
+    };
+    let needed = if served_by == ServedBy::Needed {
+        Some(needed_part(&fields, columns)?)
+    } else {
+        None
     };
     let hedge_text = text(&fields, columns.hedge).trim();
     let hedge = match hedge_text {
@@ -302,14 +340,115 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
         first_byte_latency_ns,
         total_ns,
         bytes,
-        object_size_bytes: None,
+        object_size_bytes: match needed {
+            Some(n) => Some(n.object_size_bytes),
+            None => optional_u64(&fields, columns.object_size_bytes, "object_size_bytes")?,
+        },
         object: text(&fields, Some(columns.object)).to_string(),
         offset_bytes: optional_u64(&fields, columns.offset_bytes, "offset_bytes")?,
         status,
         operation: Operation::Get,
         served_by,
         sim: Some(sim),
+        needed,
     })
+}
+
+fn optional_u32(
+    fields: &[String],
+    index: Option<usize>,
+    name: &str,
+) -> Result<Option<u32>, LineError> {
+    match optional_u64(fields, index, name)? {
+        None => Ok(None),
+        Some(v) => u32::try_from(v)
+            .map(Some)
+            .map_err(|_| bad(index.unwrap_or(0), name, &v.to_string(), "a u32")),
+    }
+}
+
+/// The columns of a `served_by = needed` row: `kind`, `object_size_bytes` and
+/// `footer_len_bytes` always; `row_group` and `column` for every kind but the footer.
+fn needed_part(fields: &[String], columns: &SimColumns) -> Result<NeededPart, LineError> {
+    let kind_text = text(fields, columns.kind).trim();
+    let kind = NeededKind::from_name(kind_text).ok_or_else(|| {
+        bad(
+            columns.kind.unwrap_or(0),
+            "kind",
+            kind_text,
+            "footer, bloom_header, bloom_blocks, dictionary, column_index, offset_index or data_pages",
+        )
+    })?;
+    let required = |index: Option<usize>, name: &str| -> Result<u64, LineError> {
+        optional_u64(fields, index, name)?.ok_or_else(|| {
+            bad(
+                index.unwrap_or(0),
+                name,
+                "",
+                "a non-negative integer on a needed row",
+            )
+        })
+    };
+    let row_group = optional_u32(fields, columns.row_group, "row_group")?;
+    let column = optional_u32(fields, columns.column, "column")?;
+    if kind.is_per_chunk() {
+        if row_group.is_none() {
+            return Err(bad(
+                columns.row_group.unwrap_or(0),
+                "row_group",
+                "",
+                "a row-group index on a needed row of a column chunk",
+            ));
+        }
+        if column.is_none() {
+            return Err(bad(
+                columns.column.unwrap_or(0),
+                "column",
+                "",
+                "a column index on a needed row of a column chunk",
+            ));
+        }
+    }
+    let footer_len = required(columns.footer_len_bytes, "footer_len_bytes")?;
+    Ok(NeededPart {
+        kind,
+        row_group,
+        column,
+        row_group_rows: optional_u64(fields, columns.row_group_rows, "row_group_rows")?
+            .unwrap_or(0),
+        first_row: optional_u64(fields, columns.first_row, "first_row")?.unwrap_or(0),
+        uncompressed_bytes: optional_u64(fields, columns.uncompressed_bytes, "uncompressed_bytes")?
+            .unwrap_or(0),
+        object_size_bytes: required(columns.object_size_bytes, "object_size_bytes")?,
+        footer_len_bytes: u32::try_from(footer_len).map_err(|_| {
+            bad(
+                columns.footer_len_bytes.unwrap_or(0),
+                "footer_len_bytes",
+                &footer_len.to_string(),
+                "a u32",
+            )
+        })?,
+    })
+}
+
+/// The eight trailing columns of a row: what a needed range is, or empty for a request.
+pub fn needed_columns(needed: Option<&NeededPart>) -> [String; 8] {
+    match needed {
+        None => Default::default(),
+        Some(n) => {
+            let opt = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
+            [
+                n.kind.as_str().to_string(),
+                opt(n.row_group),
+                opt(n.column),
+                n.row_group_rows.to_string(),
+                n.first_row.to_string(),
+                n.uncompressed_bytes.to_string(),
+                n.object_size_bytes.to_string(),
+                n.footer_len_bytes.to_string(),
+            ]
+        }
+    }
 }
 
 fn quote(field: &str) -> std::borrow::Cow<'_, str> {
@@ -322,7 +461,8 @@ fn quote(field: &str) -> std::borrow::Cow<'_, str> {
 
 /// Writes records in the sim trace format, header first. Only GETs are written (the format has
 /// no operation column, and holds reads); returns the number of rows written. Records from an
-/// access log get empty labels and `offset_bytes`; their object size is not kept.
+/// access log get empty labels and `offset_bytes`; their object size goes to
+/// `object_size_bytes`. Needed rows keep their eight trailing columns.
 pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usize, TraceError> {
     let mut out = std::io::BufWriter::new(out);
     writeln!(out, "{SIM_TRACE_HEADER}")?;
@@ -335,9 +475,13 @@ pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usiz
             .first_byte_latency_ns
             .map(|l| r.start_ns.saturating_add(l));
         let end = r.total_ns.map(|t| r.start_ns.saturating_add(t));
+        let mut extra = needed_columns(r.needed.as_ref());
+        if r.needed.is_none() {
+            extra[6] = opt(r.object_size_bytes);
+        }
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             quote(&labels.case),
             quote(&labels.arm),
             labels.replication,
@@ -352,6 +496,7 @@ pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usiz
             r.served_by.as_str(),
             labels.attempt,
             labels.hedge,
+            extra.join(","),
         )?;
         written += 1;
     }
@@ -480,6 +625,74 @@ mod tests {
         assert_eq!(lines.next(), Some(SIM_TRACE_HEADER));
         let back = parse_row(lines.next().unwrap(), &columns(), 2).unwrap();
         assert_eq!(back, record);
+    }
+
+    #[test]
+    fn needed_rows_parse_and_write_back() {
+        let c = columns();
+        let row = "c,base,0,q,0,,,17,1000,200,200,needed,0,false,data_pages,2,5,10000,4096,8000,90000,700";
+        let r = parse_row(row, &c, 3).unwrap();
+        assert_eq!(r.served_by, ServedBy::Needed);
+        assert!(!r.is_store_read());
+        assert_eq!(
+            r.needed,
+            Some(NeededPart {
+                kind: NeededKind::DataPages,
+                row_group: Some(2),
+                column: Some(5),
+                row_group_rows: 10_000,
+                first_row: 4096,
+                uncompressed_bytes: 8000,
+                object_size_bytes: 90_000,
+                footer_len_bytes: 700,
+            })
+        );
+        assert_eq!((r.offset_bytes, r.bytes), (Some(1000), 200));
+        assert_eq!(r.object_size_bytes, Some(90_000));
+        let footer = "c,base,0,q,0,,,17,89292,708,200,needed,0,false,footer,,,0,0,0,90000,700";
+        let f = parse_row(footer, &c, 4).unwrap();
+        assert_eq!(
+            f.needed.map(|n| (n.kind, n.row_group)),
+            Some((NeededKind::Footer, None))
+        );
+        let mut out = Vec::new();
+        write_sim_trace(&[r.clone(), f.clone()], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(parse_row(lines[1], &c, 3).unwrap(), r);
+        assert_eq!(parse_row(lines[2], &c, 4).unwrap(), f);
+    }
+
+    #[test]
+    fn bad_needed_rows_say_why() {
+        let c = columns();
+        // Unknown kind; a chunk part without its row group; no object size.
+        for (row, field) in [
+            (
+                "c,a,0,q,0,,,1,0,5,200,needed,0,false,pages,0,1,1,0,1,100,10",
+                15,
+            ),
+            (
+                "c,a,0,q,0,,,1,0,5,200,needed,0,false,dictionary,,1,1,0,1,100,10",
+                16,
+            ),
+            (
+                "c,a,0,q,0,,,1,0,5,200,needed,0,false,footer,,,0,0,0,,10",
+                21,
+            ),
+        ] {
+            match parse_row(row, &c, 2) {
+                Err(LineError::BadField { field: f, .. }) => assert_eq!(f, field, "{row}"),
+                other => panic!("{row}: {other:?}"),
+            }
+        }
+        // An old trace (14 columns) still parses, with no needed part.
+        let old = SimColumns::from_header(
+            "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge",
+        )
+        .unwrap();
+        let r = parse_row("a,b,0,q,10,20,30,1,0,5,200,store,0,false", &old, 2).unwrap();
+        assert_eq!((r.needed, r.object_size_bytes), (None, None));
     }
 
     proptest::proptest! {

@@ -89,6 +89,7 @@ fn to_records(attempts: &[Attempt]) -> Vec<TraceRecord> {
                 hedge: a.hedge,
                 ..SimLabels::default()
             }),
+            needed: None,
         })
         .collect()
 }

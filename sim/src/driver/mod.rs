@@ -159,7 +159,10 @@ pub fn run_once(
 
     let metrics = collect_metrics(now, &reader, &io, decode_busy_ns, consumer_busy_ns);
     let trace = if rec.trace {
-        io.take_trace()
+        // Requests, then the ranges the reader needed (what `sim replay --what-if` re-plans).
+        let mut t = io.take_trace();
+        t.extend(trace::needed_rows(&r.table, &query.spec, &arm.strategy));
+        t
     } else {
         Vec::new()
     };

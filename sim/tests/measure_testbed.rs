@@ -1,0 +1,179 @@
+//! The real driver through the self-starting S3 test bed (s3s-fs on loopback behind a proxy
+//! that injects a 30 ms round trip): real Parquet files written, recorded with the `record`
+//! crate, uploaded, then measured with real signed ranged GETs, and compared with `sim run` on
+//! a store model of the injected network. Run with `cargo test -p sim --features testbed`.
+#![cfg(feature = "testbed")]
+
+use sim::measure::{self, MeasureOptions, RealStore, S3Endpoint};
+use sim::run::{self, RunOptions};
+use testbed::{SmallFilesShape, TestBed, TestBedConfig};
+
+const RTT_NS: u64 = 30_000_000;
+
+#[test]
+fn small_files_through_the_test_bed_match_sim_run_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let files_dir = dir.path().join("files");
+    let shape = SmallFilesShape {
+        columns: 40,
+        min_file_bytes: 256 * 1024,
+        max_file_bytes: 1024 * 1024,
+        wide_columns: vec![3, 17, 29],
+        ..SmallFilesShape::default()
+    };
+    let paths = testbed::write_many_small_files(&files_dir, 8, &shape).unwrap();
+
+    // Record the layout the simulation and the measurement both read.
+    let table = record::record_parquet_files(std::slice::from_ref(&files_dir))
+        .unwrap()
+        .strict()
+        .unwrap();
+    let mut bytes = Vec::new();
+    layout::format::write_table(&table, &mut bytes).unwrap();
+    std::fs::write(dir.path().join("small.layout"), &bytes).unwrap();
+
+    let bed = TestBed::start(TestBedConfig {
+        data_dir: dir.path().join("s3"),
+        rtt_ns: RTT_NS,
+        bandwidth_bytes_per_s: None,
+    })
+    .unwrap();
+    bed.upload_all(&paths, "small/").unwrap();
+
+    // The store model of the injected network: a constant 30 ms first byte, fast loopback.
+    let scenario = r#"
+name: testbed-small-files
+seed: 1
+table:
+  layout: small.layout
+query:
+  columns: [3, 17, 29]
+store:
+  name: testbed-30ms
+  first_byte: { distribution: constant, value: 30ms }
+  stream_bandwidth: { distribution: constant, value: 1GiB/s }
+  nic: 10GiB/s
+  retry: { max_attempts: 1, backoff_initial: 25ms, backoff_max: 1s }
+  price: { per_1000_gets_usd: 0.0004 }
+settings:
+  max_threads: 4
+  max_parsing_threads: 4
+arms:
+  - name: base
+    strategy: clickhouse-base
+  - name: redesign
+    strategy: clickhouse-redesign
+"#;
+    let path = dir.path().join("s.yaml");
+    std::fs::write(&path, scenario).unwrap();
+    let loaded = sim::scenario::load(&path, &[]).unwrap();
+
+    let endpoint = S3Endpoint {
+        endpoint: bed.endpoint_url(),
+        bucket: bed.bucket().to_string(),
+        access_key: Some(bed.access_key().to_string()),
+        secret_key: Some(bed.secret_key().to_string()),
+        region: Some(bed.region().to_string()),
+    };
+    let real = RealStore {
+        store: measure::connect(&endpoint).unwrap(),
+        prefix: "small".into(),
+    };
+    let rt = measure::runtime(2).unwrap();
+    let opts = MeasureOptions {
+        trace: true,
+        warm_connections: 4,
+        ..Default::default()
+    };
+    let measured = measure::measure_scenario(&loaded, &opts, &real, &rt).unwrap();
+    assert!(
+        bed.proxied_connections() > 0,
+        "the GETs did not go through the proxy"
+    );
+    let simulated = run::run_scenario(
+        &loaded,
+        &RunOptions {
+            trace: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+
+    for (m, s) in measured.report.cases[0]
+        .arms
+        .iter()
+        .zip(&simulated.report.cases[0].arms)
+    {
+        let (mm, sm) = (&m.runs[0], &s.runs[0]);
+        for metric in ["gets", "store_bytes", "read_tasks", "task_bytes", "rows"] {
+            assert_eq!(mm.get(metric), sm.get(metric), "arm {}: {metric}", m.arm);
+        }
+        let (mw, sw) = (mm.get("wall_time").unwrap(), sm.get("wall_time").unwrap());
+        eprintln!(
+            "arm {}: wall measured {:.1} ms, simulated {:.1} ms ({:+.1}%); mean GETs in flight {:.2} vs {:.2}",
+            m.arm,
+            mw / 1e6,
+            sw / 1e6,
+            (mw / sw - 1.0) * 100.0,
+            mm.get("mean_concurrent_gets").unwrap(),
+            sm.get("mean_concurrent_gets").unwrap()
+        );
+        // A sanity bound only (the issue's 10-15% comparison is the comparison command's job):
+        // the real run cannot beat the injected floor by much, nor take twice the model's time.
+        assert!(
+            mw > 0.9 * sw && mw < 2.0 * sw,
+            "arm {}: measured {mw} ns vs simulated {sw} ns",
+            m.arm
+        );
+        // Every file costs at least a footer round trip and a data round trip, serially.
+        assert!(
+            mw >= 2.0 * RTT_NS as f64,
+            "arm {}: {mw} ns is under two round trips",
+            m.arm
+        );
+    }
+
+    // The injected round trip is what the GETs saw first: a median first byte between 30 ms and
+    // 30 ms plus a loose allowance for the server and this 2-core machine.
+    let trace = measured_rows(&measured.trace_csv);
+    let q = measure::first_byte_quantiles_ns(&trace, &[0.5]);
+    eprintln!("measured first byte median {:.2} ms", q[0] as f64 / 1e6);
+    assert!(
+        q[0] >= RTT_NS,
+        "median first byte {} ns under the injected RTT",
+        q[0]
+    );
+    assert!(q[0] < RTT_NS + 15_000_000, "median first byte {} ns", q[0]);
+}
+
+/// Store rows of a trace CSV back as `TraceRow`s (only the columns the quantiles need).
+fn measured_rows(csv_text: &str) -> Vec<sim::driver::TraceRow> {
+    let mut rd = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(csv_text.as_bytes());
+    let h = rd.headers().unwrap().clone();
+    let col = |n: &str| h.iter().position(|x| x == n).unwrap();
+    let (served, start, first, end, status) = (
+        col("served_by"),
+        col("start_ns"),
+        col("first_byte_ns"),
+        col("end_ns"),
+        col("status"),
+    );
+    rd.records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[served] == "store")
+        .map(|r| sim::driver::TraceRow {
+            start_ns: r[start].parse().unwrap(),
+            first_byte_ns: r[first].parse().unwrap(),
+            end_ns: r[end].parse().unwrap(),
+            object: 0,
+            offset_bytes: 0,
+            length_bytes: 0,
+            status: r[status].parse().unwrap(),
+            served_by: sim::driver::trace::ServedBy::Store,
+            attempt: 1,
+            hedge: false,
+        })
+        .collect()
+}

@@ -1,0 +1,171 @@
+//! `testbed`: start the loopback S3 test bed by hand, or write the test Parquet files.
+//!
+//! ```text
+//! testbed serve --dir /tmp/s3 --rtt 30ms --bandwidth 100MiB/s --upload a.parquet b.parquet
+//! testbed shapes --dir /tmp/parquet --small-files 64 --large-row-groups 64
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use testbed::{LargeFileShape, SmallFilesShape, TestBed, TestBedConfig};
+
+#[derive(Debug, Parser)]
+#[command(name = "testbed", about = "A self-starting S3 test bed on 127.0.0.1")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a directory over the S3 API behind a latency and bandwidth injecting proxy; print
+    /// the endpoint, bucket and credentials as `key=value` lines; serve until Ctrl-C.
+    Serve {
+        /// The server's root directory; the bucket is its subdirectory `testbed/`.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Injected round trip, with a unit (half in each direction), e.g. `30ms`.
+        #[arg(long, default_value = "0ms", value_parser = parse_rtt)]
+        rtt: u64,
+        /// Server-to-client bandwidth per connection, e.g. `100MiB/s`; `0` for unpaced.
+        #[arg(long, default_value = "0", value_parser = parse_bandwidth)]
+        bandwidth: u64,
+        /// Files to upload first, each as its file name (after --prefix).
+        #[arg(long, num_args = 1..)]
+        upload: Vec<PathBuf>,
+        /// Key prefix of uploaded files, e.g. `small/`.
+        #[arg(long, default_value = "")]
+        prefix: String,
+    },
+    /// Write the test Parquet files: `small/part-*.parquet` (many-small-files shape) and
+    /// `large/large.parquet` (single-large-file shape) under --dir.
+    Shapes {
+        /// Where to write.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Number of small files (0 for none).
+        #[arg(long, default_value_t = 64)]
+        small_files: usize,
+        /// Row groups of the large file (0 for no large file).
+        #[arg(long, default_value_t = 64)]
+        large_row_groups: usize,
+    },
+}
+
+fn parse_rtt(s: &str) -> Result<u64, String> {
+    units::parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+fn parse_bandwidth(s: &str) -> Result<u64, String> {
+    let bytes_per_s = units::parse_bandwidth(s).map_err(|e| e.to_string())?;
+    if !bytes_per_s.is_finite() || bytes_per_s > u64::MAX as f64 {
+        return Err(format!("`{s}` is too large a bandwidth"));
+    }
+    Ok(bytes_per_s.round() as u64)
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            let mut source = e.source();
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    match cli.command {
+        Command::Serve {
+            dir,
+            rtt,
+            bandwidth,
+            upload,
+            prefix,
+        } => serve(dir, rtt, bandwidth, &upload, &prefix),
+        Command::Shapes {
+            dir,
+            small_files,
+            large_row_groups,
+        } => shapes(dir, small_files, large_row_groups),
+    }
+}
+
+fn serve(
+    dir: PathBuf,
+    rtt_ns: u64,
+    bandwidth: u64,
+    upload: &[PathBuf],
+    prefix: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let bed = TestBed::start(TestBedConfig {
+        data_dir: dir,
+        rtt_ns,
+        bandwidth_bytes_per_s: (bandwidth > 0).then_some(bandwidth),
+    })?;
+    for path in upload {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let key = format!("{prefix}{name}");
+        let bytes = bed.upload(&key, path)?;
+        eprintln!("uploaded {key} ({})", units::format_bytes(bytes));
+    }
+    println!("endpoint_url={}", bed.endpoint_url());
+    println!("direct_url={}", bed.direct_url());
+    println!("bucket={}", bed.bucket());
+    println!("access_key={}", bed.access_key());
+    println!("secret_key={}", bed.secret_key());
+    println!("region={}", bed.region());
+    println!("rtt={}", units::format_duration_ns(rtt_ns));
+    let bw = if bandwidth > 0 {
+        units::format_bandwidth(bandwidth as f64)
+    } else {
+        "unpaced".to_string()
+    };
+    println!("bandwidth={bw}");
+    eprintln!("serving until Ctrl-C");
+    let waiter = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    waiter.block_on(tokio::signal::ctrl_c())?;
+    drop(bed);
+    eprintln!("stopped");
+    Ok(())
+}
+
+fn shapes(
+    dir: PathBuf,
+    small_files: usize,
+    large_row_groups: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if small_files > 0 {
+        let paths = testbed::write_many_small_files(
+            &dir.join("small"),
+            small_files,
+            &SmallFilesShape::default(),
+        )?;
+        println!(
+            "small: {} files in {}",
+            paths.len(),
+            dir.join("small").display()
+        );
+    }
+    if large_row_groups > 0 {
+        let shape = LargeFileShape {
+            row_groups: large_row_groups,
+            ..LargeFileShape::default()
+        };
+        let path = testbed::write_one_large_file(&dir.join("large"), &shape)?;
+        println!("large: {}", path.display());
+    }
+    Ok(())
+}

@@ -47,6 +47,20 @@ impl Default for DecodeSpec {
     }
 }
 
+/// The work of a source's own pipeline thread on each chunk it emits (ClickHouse: the format
+/// source's `generate()`, before `Resize 1 -> N` spreads chunks over the consumers). Chunks of
+/// one source pass it one at a time, so one source over a whole file is a serial stage that
+/// row-group buckets (several sources) parallelise (FINDINGS F7). Zero by default: calibrate
+/// it per scenario where a single-source bottleneck was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourceSpec {
+    /// Cost per row on the source thread.
+    pub per_row: Duration,
+    /// Fixed cost per chunk.
+    pub per_chunk: Duration,
+}
+
 /// The downstream consumer of delivered chunks (an aggregation, say).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -106,6 +120,8 @@ pub struct CpuSpec {
     pub decode: DecodeSpec,
     /// The downstream consumer.
     pub consumer: ConsumerSpec,
+    /// The source's own thread (FINDINGS F7).
+    pub source: SourceSpec,
     /// Network receive costs.
     pub network: NetworkCpuSpec,
 }
@@ -179,6 +195,14 @@ impl CpuSpec {
             .ns()
             .saturating_add(ns_for(compressed_bytes, d.compressed_bandwidth))
             .saturating_add(ns_for(decoded_bytes, d.decoded_bandwidth))
+    }
+
+    /// Time a source's own thread spends on a chunk of `rows` rows it emits.
+    pub fn source_ns(&self, rows: u64) -> u64 {
+        let s = &self.source;
+        s.per_chunk
+            .ns()
+            .saturating_add(rows.saturating_mul(s.per_row.ns()))
     }
 
     /// Time one consumer thread takes for a chunk of `rows` rows and `decoded_bytes` bytes.

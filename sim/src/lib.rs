@@ -2,6 +2,7 @@
 //! `main.rs` is a thin CLI over it; tests in `tests/` use it directly.
 
 pub mod driver;
+pub mod findings;
 #[cfg(feature = "measure")]
 pub mod measure;
 pub mod plots;

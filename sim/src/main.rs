@@ -46,6 +46,13 @@ enum Command {
         #[command(subcommand)]
         what: RecordWhat,
     },
+    /// Run the findings checks (FINDINGS.md F1-F7) on the shipped scenarios and print the table
+    /// of measured vs simulated values (the README's "How close is the simulator" section).
+    Findings {
+        /// The scenarios directory.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+    },
     /// List every setting a strategy understands, with its value and what it does.
     Settings {
         /// Strategy preset (default: clickhouse-redesign).
@@ -252,6 +259,14 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Record { what } => cmd_record(what),
+        Command::Findings { scenarios } => {
+            eprintln!("running the findings checks on {} ...", scenarios.display());
+            let checks = sim::findings::Findings::new(&scenarios)
+                .all()
+                .with_context(|| format!("findings checks on {}", scenarios.display()))?;
+            print!("{}", sim::findings::markdown_table(&checks));
+            Ok(())
+        }
         Command::Settings { strategy } => {
             let s = planner::Strategy::preset(&strategy)?;
             print!("{}", sim::describe_settings(&s));

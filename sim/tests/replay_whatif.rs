@@ -166,8 +166,11 @@ fn redesign_vs_base_on_many_small_files_moves_as_the_full_scenario_does() {
         sign(redesign.bytes as f64 - base.bytes as f64),
         sign(scenario("redesign", "store_bytes") - scenario("base", "store_bytes"))
     );
-    assert!(redesign.bytes < base.bytes, "{table}");
-    assert!(floor0.gets > 2 * base.gets, "{table}");
+    // F4's direction: the defaults read what base reads; the ratio bound alone (floor 0) makes
+    // many more requests for fewer bytes.
+    assert!(redesign.bytes <= base.bytes, "{table}");
+    assert!(floor0.gets as f64 > 1.4 * base.gets as f64, "{table}");
+    assert!(floor0.bytes < redesign.bytes, "{table}");
 }
 
 /// Needed rows are not requests: `sim fit` and open-loop replay give the same answers with or

@@ -486,22 +486,26 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             }
         };
         let mut columns_data: Vec<ColumnPages> = Vec::new();
+        // Pages located through the offset index are known only once it is decoded: the base
+        // reader registers them after the index read's task was made, so they never join it.
+        // One group per row group for its one-page chunks models that (the lazy coalescer
+        // merges only equal groups; batch presets ignore groups).
+        let located_late = index_step.is_some();
+        let late_group = if located_late { b.group() } else { 0 };
         for &c in &read_columns {
             let pages = column_pages(c);
             // A one-page chunk is a whole range, not a split one.
             let split = pages.len() > 1;
-            let group = if split { b.group() } else { 0 };
+            let from_offset_index = chunk(c).is_some_and(paged);
+            let group = if split {
+                b.group()
+            } else if from_offset_index && located_late {
+                late_group
+            } else {
+                0
+            };
             columns_data.push((c, pages, group, input.prewhere_columns.contains(&c)));
         }
-        // Planned issue: when no page is pruned and the row group is one subgroup, its pages are
-        // the whole chunks, known from the footer: they need not wait for the offset index.
-        let whole_chunks =
-            input.planned && !prune_pages && input.prewhere_columns.is_empty() && n_sub == 1;
-        let stage_deps: Vec<u32> = if whole_chunks {
-            bloom_decision_step.into_iter().chain(dict_step).collect()
-        } else {
-            stage_deps
-        };
         let mut dict_pending: Vec<Option<ByteRange>> = columns_data
             .iter()
             .map(|(c, ..)| {

@@ -101,6 +101,9 @@ pub struct Chunk {
     pub id: ChunkId,
     /// The file it came from.
     pub file: FileIndex,
+    /// The source (pipeline source processor) that emits it: a whole file, or one row-group
+    /// bucket of it. Chunks of one source leave it one at a time (FINDINGS F7).
+    pub source: u32,
     /// Rows in the chunk.
     pub rows: u64,
     /// Its decoded size.

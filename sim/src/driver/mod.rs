@@ -7,6 +7,7 @@
 
 mod io;
 pub mod readiness;
+mod source;
 pub mod timeline;
 pub mod trace;
 
@@ -53,6 +54,7 @@ pub struct RunOutput {
 
 enum Local {
     DecodeDone { id: planner::DecodeId, busy_ns: u64 },
+    SourceDone { chunk: planner::Chunk, busy_ns: u64 },
     Consumed { id: planner::ChunkId, busy_ns: u64 },
 }
 
@@ -76,6 +78,7 @@ pub fn run_once(
     let mut local: EventQueue<Local> = EventQueue::new();
     let mut consumer_free = r.cpu.consumer_threads().max(1);
     let mut consumer_queue: VecDeque<planner::Chunk> = VecDeque::new();
+    let mut sources = source::SourceThreads::default();
     let mut decode_busy_ns: u64 = 0;
     let mut consumer_busy_ns: u64 = 0;
     let mut timeline = timeline::Recorder::new(rec.timeline);
@@ -96,23 +99,19 @@ pub fn run_once(
                         },
                     );
                 }
-                Action::Deliver(chunk) => consumer_queue.push_back(chunk),
+                Action::Deliver(chunk) => {
+                    let ns = r.cpu.source_ns(chunk.rows);
+                    if ns == 0 {
+                        consumer_queue.push_back(chunk);
+                    } else if let Some(chunk) = sources.offer(chunk) {
+                        local.schedule(now + ns, Local::SourceDone { chunk, busy_ns: ns });
+                    }
+                }
             }
-            while consumer_free > 0 {
-                let Some(chunk) = consumer_queue.pop_front() else {
-                    break;
-                };
-                consumer_free -= 1;
-                let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-                local.schedule(
-                    now + ns,
-                    Local::Consumed {
-                        id: chunk.id,
-                        busy_ns: ns,
-                    },
-                );
-            }
+            start_consumers(r, now, &mut consumer_free, &mut consumer_queue, &mut local);
         }
+        // Chunks a source thread handed on since the last action.
+        start_consumers(r, now, &mut consumer_free, &mut consumer_queue, &mut local);
         if let Some(e) = reader.error() {
             return Err(RunError::Read(e.to_string()));
         }
@@ -144,6 +143,20 @@ pub fn run_once(
                     decode_busy_ns += busy_ns;
                     reader.handle(now, Event::DecodeCompleted { id });
                 }
+                Local::SourceDone { chunk, busy_ns } => {
+                    consumer_busy_ns += busy_ns;
+                    if let Some(next) = sources.done(chunk.source) {
+                        let ns = r.cpu.source_ns(next.rows);
+                        local.schedule(
+                            now + ns,
+                            Local::SourceDone {
+                                chunk: next,
+                                busy_ns: ns,
+                            },
+                        );
+                    }
+                    consumer_queue.push_back(chunk);
+                }
                 Local::Consumed { id, busy_ns } => {
                     consumer_busy_ns += busy_ns;
                     consumer_free += 1;
@@ -171,6 +184,30 @@ pub fn run_once(
         trace,
         timeline: timeline.rows,
     })
+}
+
+/// Starts consumer work on queued chunks while consumer threads are free.
+fn start_consumers(
+    r: &Resolved,
+    now: u64,
+    free: &mut u32,
+    queue: &mut VecDeque<planner::Chunk>,
+    local: &mut EventQueue<Local>,
+) {
+    while *free > 0 {
+        let Some(chunk) = queue.pop_front() else {
+            break;
+        };
+        *free -= 1;
+        let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
+        local.schedule(
+            now + ns,
+            Local::Consumed {
+                id: chunk.id,
+                busy_ns: ns,
+            },
+        );
+    }
 }
 
 /// The reader's memory budgets: the base generation's five stages, then the redesign's pools.

@@ -223,7 +223,12 @@ pub fn measure_scenario(
             arms,
         });
     }
-    let trace_rows = traces.iter().map(|t| t.4.len()).sum();
+    // Requests only: the needed-range rows are not requests.
+    let trace_rows = traces
+        .iter()
+        .flat_map(|t| t.4.iter())
+        .filter(|row| !matches!(row.served_by, crate::driver::trace::ServedBy::Needed(_)))
+        .count();
     Ok(ScenarioOutput {
         report: Report {
             scenario: loaded.file.name.clone(),

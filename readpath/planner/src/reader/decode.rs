@@ -115,6 +115,7 @@ impl Reader {
             self.out.push_back(Action::Deliver(Chunk {
                 id: ChunkId(id),
                 file: u.file,
+                source: u.id,
                 rows,
                 decoded_bytes,
             }));

@@ -136,6 +136,8 @@ struct ReadState {
     issued: bool,
     started_ns: Option<u64>,
     inline: bool,
+    /// The stream whose thread would run this read inline (`usize::MAX`: none).
+    stream: usize,
     completed: bool,
 }
 
@@ -198,6 +200,9 @@ pub struct Reader {
     planned: bool,
     lazy: bool,
     inline_reads: bool,
+    /// ClickHouse reads a file's footer on the stream's own thread when the IO pool is busy
+    /// (both generations: metadata is read synchronously by the thread that opens the file).
+    inline_footer_reads: bool,
     serial: bool,
     subgroups: bool,
     partial_readiness: bool,
@@ -221,6 +226,9 @@ pub struct Reader {
     events: ProfileEvents,
     decodes_running: u32,
     inline_running: u32,
+    /// Per stream: whether its thread is running a read inline. A thread runs one read at a
+    /// time, so a stream waiting on several queued reads runs only one of them itself.
+    inline_by_stream: Vec<bool>,
     decode_queue: VecDeque<(u32, u32)>,
     decode_scan_needed: bool,
     decodes: BTreeMap<u64, RunningDecode>,
@@ -330,6 +338,7 @@ impl Reader {
         Ok(Reader {
             lazy: !planned && matches!(policy, CoalescePolicy::ClickHouseBase { .. }),
             inline_reads: clickhouse && !planned,
+            inline_footer_reads: clickhouse,
             serial: clickhouse && !planned,
             subgroups: clickhouse,
             partial_readiness: strategy.mechanism(1),
@@ -366,6 +375,7 @@ impl Reader {
             events: ProfileEvents::new(),
             decodes_running: 0,
             inline_running: 0,
+            inline_by_stream: vec![false; n_streams],
             decode_queue: VecDeque::new(),
             decode_scan_needed: false,
             decodes: BTreeMap::new(),
@@ -538,8 +548,13 @@ impl Reader {
             )));
         }
         read.completed = true;
-        let (uid, purpose, inline, started) =
-            (read.unit, read.purpose, read.inline, read.started_ns);
+        let (uid, purpose, inline, started, stream) = (
+            read.unit,
+            read.purpose,
+            read.inline,
+            read.started_ns,
+            read.stream,
+        );
         let newly = read.readiness.on_complete();
         let entries: Vec<u32> = read
             .served
@@ -553,7 +568,7 @@ impl Reader {
         }
         self.controller
             .on_complete(now, id.0, source, &mut self.events)?;
-        self.free_read_slot(uid, inline, started);
+        self.free_read_slot(uid, inline, started, stream);
         match purpose {
             Purpose::Footer => {
                 self.reads.remove(&id.0);
@@ -582,8 +597,11 @@ impl Reader {
 
     /// Frees the IO slot (or the inline decode thread) of a finished read, and starts what
     /// waited for it.
-    fn free_read_slot(&mut self, uid: u32, inline: bool, started: Option<u64>) {
+    fn free_read_slot(&mut self, uid: u32, inline: bool, started: Option<u64>, stream: usize) {
         if inline {
+            if let Some(busy) = self.inline_by_stream.get_mut(stream) {
+                *busy = false;
+            }
             self.inline_running = self.inline_running.saturating_sub(1);
             self.decodes_running = self.decodes_running.saturating_sub(1);
             self.decode_scan_needed = true;
@@ -740,6 +758,7 @@ impl Reader {
                 issued: true,
                 started_ns: Some(self.now_ns),
                 inline: false,
+                stream: usize::MAX,
                 completed: false,
             },
         );

@@ -143,6 +143,7 @@ impl Reader {
                 issued: false,
                 started_ns: None,
                 inline: false,
+                stream: u.stream,
                 completed: false,
             },
         );
@@ -191,18 +192,34 @@ impl Reader {
                 return;
             }
         }
+        let stream = read.stream;
+        let may_inline = self.inline_reads
+            || (self.inline_footer_reads && matches!(read.purpose, Purpose::Footer));
         match self.io_pool.submit(id) {
             Slot::Started => self.start_read(id, false),
             Slot::Queued => {
-                if self.inline_reads
+                if may_inline
                     && self.decodes_running < self.max_parsing_threads
+                    && self.stream_thread_free(stream)
                     && self.io_pool.take_waiting(id)
                 {
+                    self.take_stream_thread(stream);
                     self.decodes_running += 1;
                     self.inline_running += 1;
                     self.start_read(id, true);
                 }
             }
+        }
+    }
+
+    /// Whether `stream`'s thread can run a queued read inline (it runs one at a time).
+    fn stream_thread_free(&self, stream: usize) -> bool {
+        !self.inline_by_stream.get(stream).copied().unwrap_or(false)
+    }
+
+    fn take_stream_thread(&mut self, stream: usize) {
+        if let Some(busy) = self.inline_by_stream.get_mut(stream) {
+            *busy = true;
         }
     }
 
@@ -267,8 +284,10 @@ impl Reader {
                         Slot::Queued => {
                             if needed_now
                                 && r.decodes_running < r.max_parsing_threads
+                                && r.stream_thread_free(u.stream)
                                 && r.io_pool.take_waiting(id)
                             {
+                                r.take_stream_thread(u.stream);
                                 r.decodes_running += 1;
                                 r.inline_running += 1;
                                 r.start_read(id, true);

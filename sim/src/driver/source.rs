@@ -1,0 +1,71 @@
+//! Source threads: each source (a file, or one row-group bucket of it) hands its chunks on one
+//! at a time, on its own pipeline thread (ClickHouse: `File 0 -> 1`, then `Resize 1 -> N`).
+//! A single source over a large file is therefore a serial stage (FINDINGS F7).
+
+use planner::Chunk;
+use std::collections::{BTreeMap, VecDeque};
+
+#[derive(Default)]
+pub(super) struct SourceThreads {
+    /// Per busy source: the chunks waiting behind the one its thread works on.
+    busy: BTreeMap<u32, VecDeque<Chunk>>,
+}
+
+impl SourceThreads {
+    /// A chunk the reader delivered: returned when its source's thread is free to start it now,
+    /// otherwise queued behind that thread's current chunk.
+    pub(super) fn offer(&mut self, chunk: Chunk) -> Option<Chunk> {
+        match self.busy.get_mut(&chunk.source) {
+            Some(queue) => {
+                queue.push_back(chunk);
+                None
+            }
+            None => {
+                self.busy.insert(chunk.source, VecDeque::new());
+                Some(chunk)
+            }
+        }
+    }
+
+    /// `source`'s thread finished its chunk: the next one it starts, if any.
+    pub(super) fn done(&mut self, source: u32) -> Option<Chunk> {
+        let queue = self.busy.get_mut(&source)?;
+        match queue.pop_front() {
+            Some(next) => Some(next),
+            None => {
+                self.busy.remove(&source);
+                None
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(id: u64, source: u32) -> Chunk {
+        Chunk {
+            id: planner::ChunkId(id),
+            file: 0,
+            source,
+            rows: 10,
+            decoded_bytes: 100,
+        }
+    }
+
+    #[test]
+    fn one_chunk_at_a_time_per_source_in_order() {
+        let mut s = SourceThreads::default();
+        assert!(s.offer(chunk(1, 7)).is_some());
+        assert!(s.offer(chunk(2, 7)).is_none());
+        assert!(s.offer(chunk(3, 7)).is_none());
+        // Another source runs beside it.
+        assert!(s.offer(chunk(4, 8)).is_some());
+        assert_eq!(s.done(7).map(|c| c.id.0), Some(2));
+        assert_eq!(s.done(7).map(|c| c.id.0), Some(3));
+        assert!(s.done(7).is_none());
+        // Idle again: the next chunk starts at once.
+        assert!(s.offer(chunk(5, 7)).is_some());
+    }
+}

@@ -55,6 +55,13 @@ pub fn check(r: &Resolved) -> Result<(), Unsupported> {
              read; set `caches.iceberg_metadata: warm` to measure the data files alone",
         ));
     }
+    if r.cpu.source_ns(1) > 0 {
+        return Err(refuse(
+            "cpu.source",
+            "the real driver hands chunks straight to the consumer stand-ins, with no per-source \
+             thread stage; set `cpu.source` to zero (or measure with `sim run`)",
+        ));
+    }
     let f = &r.store.faults;
     if f.error_rate > 0.0 {
         return Err(refuse(

@@ -8,6 +8,8 @@ pub mod measure;
 pub mod plots;
 pub mod report;
 pub mod run;
+#[cfg(feature = "testbed")]
+pub mod s3check;
 pub mod scenario;
 pub mod sweep;
 pub mod tune;

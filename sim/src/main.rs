@@ -24,6 +24,12 @@ enum Command {
     /// trace as `run` (needs the `measure` feature).
     #[cfg(feature = "measure")]
     Measure(sim::measure::cli::MeasureArgs),
+    /// Check the simulator against a real S3 API: write Parquet files, start the loopback test
+    /// bed (S3 server and latency/bandwidth proxy), `sim measure` them and compare with
+    /// `sim run` on the injected and on a fitted store model; prints the README's table (needs
+    /// the `testbed` feature).
+    #[cfg(feature = "testbed")]
+    CheckS3(sim::s3check::cli::CheckArgs),
     /// Sweep settings or model parameters over a grid: every point runs every arm, to CSV and plots.
     Sweep(SweepArgs),
     /// Propose the settings that make one arm fastest (or cheapest) over one or more scenarios.
@@ -179,6 +185,15 @@ struct FitArgs {
     /// Write ECDF plots (empirical against each fitted distribution) into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<PathBuf>,
+    /// Fit the stream bandwidth from requests of at least this size (default 4MiB: an access
+    /// log's millisecond times blur shorter transfers; a `sim measure` trace's nanosecond times
+    /// allow 64KiB).
+    #[arg(long, value_name = "BYTES", value_parser = parse_bytes_arg)]
+    bandwidth_min_bytes: Option<u64>,
+}
+
+fn parse_bytes_arg(s: &str) -> Result<u64, String> {
+    units::parse_bytes(s).map_err(|e| e.to_string())
 }
 
 #[derive(clap::Args)]
@@ -247,6 +262,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Run(args) => cmd_run(args),
         #[cfg(feature = "measure")]
         Command::Measure(args) => sim::measure::cli::run(args),
+        #[cfg(feature = "testbed")]
+        Command::CheckS3(args) => sim::s3check::cli::run(args),
         Command::Sweep(args) => cmd_sweep(args),
         Command::Tune(args) => cmd_tune(args),
         Command::Fit(args) => cmd_fit(args),
@@ -433,7 +450,11 @@ fn parse_trace(path: &std::path::Path, strict: bool) -> Result<tracefit::ParsedT
 
 fn cmd_fit(args: FitArgs) -> Result<()> {
     let trace = parse_trace(&args.trace, args.strict)?;
-    let fit = tracefit::fit_store(&trace, &tracefit::FitOptions::default())?;
+    let mut options = tracefit::FitOptions::default();
+    if let Some(b) = args.bandwidth_min_bytes {
+        options.bandwidth_min_bytes = b;
+    }
+    let fit = tracefit::fit_store(&trace, &options)?;
     let name = args
         .output
         .file_stem()

@@ -39,6 +39,11 @@ impl Pacer {
         })
     }
 
+    /// The bandwidth paced to.
+    pub fn bandwidth_bytes_per_s(&self) -> u64 {
+        self.bandwidth_bytes_per_s
+    }
+
     /// Bytes per piece at this bandwidth: about [`PIECE_TARGET_NS`] of wire time, within
     /// [`MIN_PIECE_BYTES`]..=[`MAX_PIECE_BYTES`].
     pub fn piece_bytes(&self) -> usize {

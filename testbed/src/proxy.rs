@@ -7,6 +7,12 @@
 //! tokio's timer wheel rounds every sleep up to the next millisecond, a thread sleeps to within
 //! tens of microseconds, and the injected values must hold to about a millisecond.
 //!
+//! A paced direction holds at most about a bandwidth-delay product (plus a margin) read but not
+//! yet written, as a real path does: beyond it the proxy stops reading and TCP flow control holds
+//! the server back (the upstream socket's receive buffer is small for the same reason). Reading
+//! a whole large response at once would burst the CPU of this small machine and delay the other
+//! connections' first bytes by milliseconds.
+//!
 //! Not modelled: the TCP handshake (a new connection costs no injected round trip; the
 //! simulator's store model has no connection set-up either), loss, and a NIC cap shared by
 //! connections.
@@ -16,7 +22,7 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -25,6 +31,12 @@ use crate::pacer::Pacer;
 
 /// Bytes read from a socket at a time.
 const READ_BUFFER_BYTES: usize = 256 * 1024;
+/// Room kept in a paced direction beyond the bandwidth-delay product, as time at the bandwidth.
+const PACED_MARGIN_NS: u64 = 20_000_000;
+/// How often a reader waiting for room checks that its connection is still open.
+const ROOM_POLL: Duration = Duration::from_millis(20);
+/// Receive buffer of a paced connection's upstream socket.
+const UPSTREAM_RECV_BUFFER_BYTES: usize = 256 * 1024;
 /// How long the proxy waits for the upstream server to accept a connection.
 const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -63,6 +75,71 @@ struct Shared {
 struct Connection {
     sockets: [TcpStream; 2],
     threads: Vec<JoinHandle<()>>,
+}
+
+/// Bytes of one direction read but not yet written, bounded by `limit`.
+struct InFlight {
+    bytes: Mutex<u64>,
+    room: Condvar,
+    limit: u64,
+    closed: AtomicBool,
+}
+
+impl InFlight {
+    /// No bound (an unpaced direction forwards as fast as it reads).
+    fn unbounded() -> InFlight {
+        InFlight::with_limit(u64::MAX)
+    }
+
+    /// A paced direction: the bandwidth-delay product, a margin, and two read buffers.
+    fn paced(bandwidth_bytes_per_s: u64, delay: Duration) -> InFlight {
+        let ns = delay.as_nanos() + u128::from(PACED_MARGIN_NS);
+        let bdp = u128::from(bandwidth_bytes_per_s) * ns / 1_000_000_000;
+        let limit = u64::try_from(bdp).unwrap_or(u64::MAX);
+        InFlight::with_limit(limit.saturating_add(2 * READ_BUFFER_BYTES as u64))
+    }
+
+    fn with_limit(limit: u64) -> InFlight {
+        InFlight {
+            bytes: Mutex::new(0),
+            room: Condvar::new(),
+            limit,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Waits until fewer than `limit` bytes are in flight; false once the writer has gone.
+    fn wait_for_room(&self) -> bool {
+        let mut bytes = self.bytes.lock().unwrap_or_else(PoisonError::into_inner);
+        while *bytes >= self.limit {
+            if self.closed.load(Ordering::SeqCst) {
+                return false;
+            }
+            bytes = self
+                .room
+                .wait_timeout(bytes, ROOM_POLL)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        !self.closed.load(Ordering::SeqCst)
+    }
+
+    fn add(&self, n: usize) {
+        let mut bytes = self.bytes.lock().unwrap_or_else(PoisonError::into_inner);
+        *bytes = bytes.saturating_add(n as u64);
+    }
+
+    fn remove(&self, n: usize) {
+        let mut bytes = self.bytes.lock().unwrap_or_else(PoisonError::into_inner);
+        *bytes = bytes.saturating_sub(n as u64);
+        self.room.notify_one();
+    }
+
+    /// The writer has ended: a waiting reader stops.
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.room.notify_all();
+    }
 }
 
 /// One chunk read from one side, due on the other side at `due`.
@@ -158,7 +235,8 @@ fn accept_loop(listener: TcpListener, config: ProxyConfig, shared: Arc<Shared>) 
 
 /// Starts the four relay threads of one connection.
 fn relay(client: TcpStream, config: &ProxyConfig, shared: &Arc<Shared>) -> std::io::Result<()> {
-    let server = TcpStream::connect_timeout(&config.upstream, UPSTREAM_CONNECT_TIMEOUT)?;
+    let paced = config.bandwidth_bytes_per_s.is_some_and(|b| b > 0);
+    let server = connect_upstream(config.upstream, paced)?;
     // Without nodelay, Nagle plus delayed ACK stall small writes by ~40 ms.
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;
@@ -200,6 +278,22 @@ fn relay(client: TcpStream, config: &ProxyConfig, shared: &Arc<Shared>) -> std::
     Ok(())
 }
 
+/// Connects to the server; on a paced connection with a small receive buffer, so that what the
+/// server can push ahead of the pacing is a few hundred KiB rather than the several MiB that
+/// loopback auto-tuning allows.
+fn connect_upstream(upstream: SocketAddr, paced: bool) -> std::io::Result<TcpStream> {
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(upstream),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )?;
+    if paced {
+        socket.set_recv_buffer_size(UPSTREAM_RECV_BUFFER_BYTES)?;
+    }
+    socket.connect_timeout(&upstream.into(), UPSTREAM_CONNECT_TIMEOUT)?;
+    Ok(socket.into())
+}
+
 /// Joins the threads of connections whose relays have all ended, so a long run does not keep
 /// one entry per connection ever made.
 fn reap_finished(shared: &Shared) {
@@ -232,19 +326,30 @@ fn spawn_direction(
 ) -> std::io::Result<[JoinHandle<()>; 2]> {
     let (tx, rx) = channel();
     let from_for_writer = from.try_clone()?;
+    let in_flight = Arc::new(match &pacer {
+        Some(p) => InFlight::paced(p.bandwidth_bytes_per_s(), delay),
+        None => InFlight::unbounded(),
+    });
+    let reader_in_flight = in_flight.clone();
     let reader = std::thread::Builder::new()
         .name(format!("{name}-read"))
-        .spawn(move || read_side(from, delay, tx))?;
+        .spawn(move || read_side(from, delay, tx, &reader_in_flight))?;
     let writer = std::thread::Builder::new()
         .name(format!("{name}-write"))
-        .spawn(move || write_side(rx, to, from_for_writer, pacer, &shared))?;
+        .spawn(move || {
+            write_side(rx, to, from_for_writer, pacer, &shared, &in_flight);
+            in_flight.close();
+        })?;
     Ok([reader, writer])
 }
 
 /// Reads chunks as they arrive and stamps each with the time it is due on the other side.
-fn read_side(mut from: TcpStream, delay: Duration, tx: Sender<Chunk>) {
+fn read_side(mut from: TcpStream, delay: Duration, tx: Sender<Chunk>, in_flight: &InFlight) {
     let mut buf = vec![0u8; READ_BUFFER_BYTES];
     loop {
+        if !in_flight.wait_for_room() {
+            return;
+        }
         match from.read(&mut buf) {
             Ok(0) | Err(_) => return, // dropping `tx` tells the writer the stream ended
             Ok(n) => {
@@ -252,6 +357,7 @@ fn read_side(mut from: TcpStream, delay: Duration, tx: Sender<Chunk>) {
                     due: Instant::now() + delay,
                     data: buf[..n].to_vec(),
                 };
+                in_flight.add(n);
                 if tx.send(chunk).is_err() {
                     return;
                 }
@@ -267,6 +373,7 @@ fn write_side(
     from: TcpStream,
     mut pacer: Option<Pacer>,
     shared: &Shared,
+    in_flight: &InFlight,
 ) {
     let epoch = Instant::now();
     let result = (|| -> std::io::Result<()> {
@@ -278,6 +385,7 @@ fn write_side(
                 None => {
                     sleep_until(chunk.due);
                     to.write_all(&chunk.data)?;
+                    in_flight.remove(chunk.data.len());
                 }
                 Some(pacer) => {
                     // Scheduled from the due time, not from when this thread woke, so a late
@@ -292,6 +400,7 @@ fn write_side(
                         let send_at_ns = pacer.schedule(now_ns, ready_ns, piece.len());
                         sleep_until(epoch + Duration::from_nanos(send_at_ns));
                         to.write_all(piece)?;
+                        in_flight.remove(piece.len());
                     }
                 }
             }

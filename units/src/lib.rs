@@ -409,6 +409,7 @@ mod tests {
         let s: S = serde_saphyr::from_str("gap: 2MiB\nlatency: 30ms\nbw: 55MiB/s\n").unwrap();
         assert_eq!(s.gap.0, 2 << 20);
         assert_eq!(s.latency.0, 30_000_000);
+        assert_eq!(s.bw.0, 55.0 * 1024.0 * 1024.0);
         let err =
             serde_saphyr::from_str::<S>("gap: 2048\nlatency: 30ms\nbw: 1MiB/s\n").unwrap_err();
         assert!(err.to_string().contains("no unit"), "{err}");

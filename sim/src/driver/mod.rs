@@ -6,12 +6,13 @@
 //! repeat (see STYLE.md, "a driver loop in this style").
 
 mod io;
+pub mod metrics;
 pub mod readiness;
 mod source;
 pub mod timeline;
 pub mod trace;
 
-use crate::report::{RunMetrics, Unit};
+use crate::report::RunMetrics;
 use crate::scenario::{Resolved, ResolvedArm, ResolvedQuery};
 use engine::EventQueue;
 use io::IoWorld;
@@ -108,10 +109,24 @@ pub fn run_once(
                     }
                 }
             }
-            start_consumers(r, now, &mut consumer_free, &mut consumer_queue, &mut local);
+            start_consumers(
+                r,
+                now,
+                &mut consumer_free,
+                &mut consumer_queue,
+                &mut local,
+                consumed,
+            );
         }
         // Chunks a source thread handed on since the last action.
-        start_consumers(r, now, &mut consumer_free, &mut consumer_queue, &mut local);
+        start_consumers(
+            r,
+            now,
+            &mut consumer_free,
+            &mut consumer_queue,
+            &mut local,
+            consumed,
+        );
         if let Some(e) = reader.error() {
             return Err(RunError::Read(e.to_string()));
         }
@@ -170,7 +185,22 @@ pub fn run_once(
     }
     timeline.sample(now, &reader, &io);
 
-    let metrics = collect_metrics(now, &reader, &io, decode_busy_ns, consumer_busy_ns);
+    let store = io.store_stats();
+    let figures = metrics::RunFigures {
+        wall_ns: now,
+        store: metrics::StoreFigures {
+            gets: store.gets,
+            bytes_fetched: store.bytes_fetched,
+            retries: store.retries,
+            get_busy_ns: store.mean_concurrency * store.span_ns as f64,
+            peak_concurrency: store.peak_concurrency as u64,
+            cost_usd: store.cost_usd,
+            page_cache_read_through_bytes: io.page_cache_read_through_bytes(),
+        },
+        decode_busy_ns,
+        consumer_busy_ns,
+    };
+    let metrics = metrics::collect_metrics(&reader, &figures);
     let trace = if rec.trace {
         // Requests, then the ranges the reader needed (what `sim replay --what-if` re-plans).
         let mut t = io.take_trace();
@@ -186,13 +216,16 @@ pub fn run_once(
     })
 }
 
-/// Starts consumer work on queued chunks while consumer threads are free.
-fn start_consumers(
+/// Starts consumer work on queued chunks while consumer threads are free: each chunk takes the
+/// CPU model's time, and `consumed(chunk, busy_ns)` is scheduled at its end. Both drivers use it
+/// (with their own local-event type).
+pub(crate) fn start_consumers<L>(
     r: &Resolved,
     now: u64,
     free: &mut u32,
     queue: &mut VecDeque<planner::Chunk>,
-    local: &mut EventQueue<Local>,
+    local: &mut EventQueue<L>,
+    consumed: impl Fn(planner::ChunkId, u64) -> L,
 ) {
     while *free > 0 {
         let Some(chunk) = queue.pop_front() else {
@@ -200,124 +233,10 @@ fn start_consumers(
         };
         *free -= 1;
         let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-        local.schedule(
-            now + ns,
-            Local::Consumed {
-                id: chunk.id,
-                busy_ns: ns,
-            },
-        );
+        local.schedule(now + ns, consumed(chunk.id, ns));
     }
 }
 
-/// The reader's memory budgets: the base generation's five stages, then the redesign's pools.
-pub(crate) const MEMORY_POOLS: [&str; 8] = [
-    "BloomFilterHeader",
-    "BloomFilterBlocksOrDictionary",
-    "ColumnIndexAndOffsetIndex",
-    "OffsetIndex",
-    "ColumnData",
-    "Metadata",
-    "Compressed",
-    "Decoded",
-];
-
-fn collect_metrics(
-    wall_ns: u64,
-    reader: &Reader,
-    io: &IoWorld,
-    decode_busy_ns: u64,
-    consumer_busy_ns: u64,
-) -> RunMetrics {
-    let pe = reader.profile_events();
-    let status = reader.status();
-    let store = io.store_stats();
-    let mut m = RunMetrics::default();
-    let task_bytes = pe.parquet_read_task_bytes as f64;
-    let needed = reader.output().needed_bytes as f64;
-    let store_bytes = store.bytes_fetched as f64;
-    m.push("wall_time", Unit::Nanoseconds, wall_ns as f64);
-    m.push("gets", Unit::Count, store.gets as f64);
-    m.push("read_tasks", Unit::Count, pe.parquet_read_tasks as f64);
-    m.push("needed_bytes", Unit::Bytes, needed);
-    m.push("task_bytes", Unit::Bytes, task_bytes);
-    m.push("store_bytes", Unit::Bytes, store_bytes);
-    m.push(
-        "amplification_store_over_task",
-        Unit::Ratio,
-        if task_bytes > 0.0 {
-            store_bytes / task_bytes
-        } else {
-            0.0
-        },
-    );
-    m.push(
-        "amplification_task_over_needed",
-        Unit::Ratio,
-        if needed > 0.0 {
-            task_bytes / needed
-        } else {
-            0.0
-        },
-    );
-    let wall = wall_ns.max(1) as f64;
-    let get_busy_ns = store.mean_concurrency * store.span_ns as f64;
-    m.push("get_busy_time", Unit::Nanoseconds, get_busy_ns);
-    m.push("mean_concurrent_gets", Unit::Count, get_busy_ns / wall);
-    m.push(
-        "max_concurrent_gets",
-        Unit::Count,
-        store.peak_concurrency as f64,
-    );
-    // Every pool of both generations, in a fixed order, so arms line up (absent = 0). The total
-    // adds per-pool peaks: an upper bound of the peak of the sum.
-    let peaks = status.peak_memory();
-    let peak_of = |pool: &str| {
-        peaks
-            .iter()
-            .find(|(n, _)| n == pool)
-            .map(|p| p.1)
-            .unwrap_or(0)
-    };
-    m.push(
-        "peak_memory",
-        Unit::Bytes,
-        MEMORY_POOLS.iter().map(|p| peak_of(p)).sum::<u64>() as f64,
-    );
-    for pool in MEMORY_POOLS {
-        m.push(
-            format!("peak_memory_{pool}"),
-            Unit::Bytes,
-            peak_of(pool) as f64,
-        );
-    }
-    m.push("decode_busy", Unit::Nanoseconds, decode_busy_ns as f64);
-    m.push(
-        "decode_fetch_wait",
-        Unit::Nanoseconds,
-        pe.parquet_fetch_wait_time_microseconds as f64 * 1e3,
-    );
-    m.push("consumer_busy", Unit::Nanoseconds, consumer_busy_ns as f64);
-    m.push(
-        "cpu_use",
-        Unit::Cores,
-        (decode_busy_ns + consumer_busy_ns) as f64 / wall,
-    );
-    m.push("cost", Unit::Dollars, store.cost_usd);
-    m.push("rows", Unit::Count, reader.output().rows as f64);
-    m.push("store_retries", Unit::Count, store.retries as f64);
-    for (name, value) in pe.iter() {
-        let value = if name == "ReadBufferFromS3Bytes" {
-            store.bytes_fetched
-        } else {
-            value
-        };
-        let value = if name == "PageCacheReadThroughBytes" {
-            value + io.page_cache_read_through_bytes()
-        } else {
-            value
-        };
-        m.push(name, Unit::Count, value as f64);
-    }
-    m
+fn consumed(id: planner::ChunkId, busy_ns: u64) -> Local {
+    Local::Consumed { id, busy_ns }
 }

@@ -44,7 +44,7 @@ impl Recorder {
             // Every pool of both generations in a fixed order, so arms share one CSV header.
             memory: {
                 let usage = s.memory_usage();
-                super::MEMORY_POOLS
+                super::metrics::MEMORY_POOLS
                     .iter()
                     .map(|p| {
                         (

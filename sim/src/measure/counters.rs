@@ -1,25 +1,10 @@
 //! Store-side figures of a real run, from the driver's own log of GET attempts: what the
-//! simulated store client's `StoreStats` says for a simulated run.
+//! simulated store client's `StoreStats` says for a simulated run, as the `StoreFigures` both
+//! drivers hand to `driver::metrics::collect_metrics`.
 
 use super::fetch::{AttemptRecord, STATUS_PARTIAL_CONTENT};
+use crate::driver::metrics::StoreFigures;
 use crate::driver::trace::{ServedBy, TraceRow};
-
-/// What the real requests of one run amounted to.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RequestStats {
-    /// HTTP GETs sent, retries included (ClickHouse `S3GetObject`).
-    pub gets: u64,
-    /// Body bytes received (ClickHouse `ReadBufferFromS3Bytes`).
-    pub bytes_fetched: u64,
-    /// Attempts after the first of their read.
-    pub retries: u64,
-    /// Sum over attempts of their duration: the integral of GETs in flight over time.
-    pub get_busy_ns: u64,
-    /// Most attempts in flight at once.
-    pub peak_concurrency: u64,
-    /// Requests plus bytes, at the scenario's store prices.
-    pub cost_usd: f64,
-}
 
 /// The log of a run's attempts.
 #[derive(Debug, Default)]
@@ -36,9 +21,9 @@ impl RequestLog {
         &self.attempts
     }
 
-    /// Totals, at `price`.
-    pub fn stats(&self, price: &models::store::PriceSpec) -> RequestStats {
-        let mut s = RequestStats {
+    /// Totals, at `price` (no page cache: 0 bytes read through).
+    pub fn stats(&self, price: &models::store::PriceSpec) -> StoreFigures {
+        let mut s = StoreFigures {
             gets: self.attempts.len() as u64,
             ..Default::default()
         };
@@ -50,7 +35,7 @@ impl RequestLog {
             if a.attempt > 1 {
                 s.retries += 1;
             }
-            s.get_busy_ns += a.end_ns.saturating_sub(a.start_ns);
+            s.get_busy_ns += a.end_ns.saturating_sub(a.start_ns) as f64;
             edges.push((a.start_ns, 1));
             edges.push((a.end_ns.max(a.start_ns), -1));
         }
@@ -140,7 +125,7 @@ mod tests {
         assert_eq!(s.gets, 3);
         assert_eq!(s.bytes_fetched, 1510);
         assert_eq!(s.retries, 1);
-        assert_eq!(s.get_busy_ns, 100 + 100 + 50);
+        assert_eq!(s.get_busy_ns, (100 + 100 + 50) as f64);
         // 150 ends as the third starts: two at most.
         assert_eq!(s.peak_concurrency, 2);
         assert!((s.cost_usd - 0.003).abs() < 1e-12);

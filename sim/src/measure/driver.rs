@@ -13,7 +13,7 @@
 use super::clock::Clock;
 use super::counters::RequestLog;
 use super::fetch::{self, FetchJob, FetchPolicy, Msg};
-use super::metrics::{self, RunFigures};
+use crate::driver::metrics::{collect_metrics, RunFigures};
 use crate::driver::{RunError, RunOutput};
 use crate::scenario::{Resolved, ResolvedArm, ResolvedQuery};
 use engine::EventQueue;
@@ -107,20 +107,14 @@ pub fn measure_once(
                 }
                 Action::Deliver(chunk) => consumer_queue.push_back(chunk),
             }
-            while consumer_free > 0 {
-                let Some(chunk) = consumer_queue.pop_front() else {
-                    break;
-                };
-                consumer_free -= 1;
-                let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-                local.schedule(
-                    now + ns,
-                    Local::Consumed {
-                        id: chunk.id,
-                        busy_ns: ns,
-                    },
-                );
-            }
+            crate::driver::start_consumers(
+                r,
+                now,
+                &mut consumer_free,
+                &mut consumer_queue,
+                &mut local,
+                |id, busy_ns| Local::Consumed { id, busy_ns },
+            );
         }
         if let Some(e) = reader.error() {
             return Err(RunError::Read(e.to_string()));
@@ -220,7 +214,7 @@ pub fn measure_once(
         consumer_busy_ns,
     };
     Ok(RunOutput {
-        metrics: metrics::collect(&reader, &figures),
+        metrics: collect_metrics(&reader, &figures),
         trace: {
             // Requests, then the ranges the reader needed, as `run_once` writes them.
             let mut t = log.trace();

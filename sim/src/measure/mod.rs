@@ -4,8 +4,8 @@
 //! so the two can be compared (issue 9) and `sim fit` / `sim replay` read its trace unchanged.
 //!
 //! Layout of the module: `driver` (the loop over the reader), `fetch` (one read's GET attempts
-//! as a tokio task), `clock`, `counters` (store-side figures from the real requests),
-//! `metrics` (the report's metrics, named as `sim run` names them), `keys` (object keys of data
+//! as a tokio task), `clock`, `counters` (store-side figures from the real requests, which
+//! `driver::metrics::collect_metrics` turns into the same metrics as `sim run`'s), `keys` (object keys of data
 //! files), `support` (scenario features the real driver refuses), `s3` (the client).
 //!
 //! Runs are sequential (cases x arms x replications, in the scenario's order): measurements
@@ -17,7 +17,6 @@ pub mod counters;
 pub mod driver;
 pub mod fetch;
 pub mod keys;
-pub mod metrics;
 pub mod s3;
 pub mod support;
 

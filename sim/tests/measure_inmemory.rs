@@ -226,6 +226,7 @@ fn measure_matches_sim_run_request_for_request() {
     };
     let opts = MeasureOptions {
         trace: true,
+        timeline: true,
         ..Default::default()
     };
     let measured = measure::measure_scenario(&loaded, &opts, &real, &rt).unwrap();
@@ -233,6 +234,7 @@ fn measure_matches_sim_run_request_for_request() {
         &loaded,
         &RunOptions {
             trace: true,
+            timeline: true,
             replications: Some(1),
             ..Default::default()
         },
@@ -309,6 +311,24 @@ fn measure_matches_sim_run_request_for_request() {
         assert!(mm.get("gets").unwrap() > 0.0);
         assert!(mm.get("wall_time").unwrap() > 0.0);
         assert_eq!(mm.get("store_retries"), Some(0.0));
+    }
+
+    // 4. A timeline in `sim run`'s format: same CSV header, one per arm, in time order, at least
+    //    one and at most all the run's GETs in flight, none left open at the end.
+    let header = |csv: &str| csv.lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        header(&measured.timeline_csv),
+        header(&simulated.timeline_csv)
+    );
+    assert_eq!(measured.timelines.len(), mc.arms.len());
+    for ((_, arm, _, _, rows), ma) in measured.timelines.iter().zip(&mc.arms) {
+        assert_eq!(arm, &ma.arm);
+        assert!(rows.len() > 2, "arm {arm}: {} timeline rows", rows.len());
+        assert!(rows.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
+        let peak = rows.iter().map(|r| r.concurrent_gets).max().unwrap();
+        assert!(peak >= 1);
+        assert!(peak as f64 <= ma.runs[0].get("gets").unwrap());
+        assert_eq!(rows.last().unwrap().concurrent_gets, 0, "arm {arm}");
     }
 }
 

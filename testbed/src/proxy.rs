@@ -32,7 +32,7 @@ use crate::pacer::Pacer;
 /// Bytes read from a socket at a time.
 const READ_BUFFER_BYTES: usize = 256 * 1024;
 /// Room kept in a paced direction beyond the bandwidth-delay product, as time at the bandwidth.
-const PACED_MARGIN_NS: u64 = 20_000_000;
+const PACED_MARGIN_NS: u64 = 50_000_000;
 /// How often a reader waiting for room checks that its connection is still open.
 const ROOM_POLL: Duration = Duration::from_millis(20);
 /// Receive buffer of a paced connection's upstream socket.

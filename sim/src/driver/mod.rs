@@ -77,8 +77,7 @@ pub fn run_once(
         .map_err(|e| RunError::Plan(e.to_string()))?;
     let mut io = IoWorld::new(r, arm, &rngs, replication as u64, rec.trace)?;
     let mut local: EventQueue<Local> = EventQueue::new();
-    let mut consumer_free = r.cpu.consumer_threads().max(1);
-    let mut consumer_queue: VecDeque<planner::Chunk> = VecDeque::new();
+    let mut consumers = Consumers::new(r);
     let mut sources = source::SourceThreads::default();
     let mut decode_busy_ns: u64 = 0;
     let mut consumer_busy_ns: u64 = 0;
@@ -103,37 +102,23 @@ pub fn run_once(
                 Action::Deliver(chunk) => {
                     let ns = r.cpu.source_ns(chunk.rows);
                     if ns == 0 {
-                        consumer_queue.push_back(chunk);
+                        consumers.push(chunk);
                     } else if let Some(chunk) = sources.offer(chunk) {
                         local.schedule(now + ns, Local::SourceDone { chunk, busy_ns: ns });
                     }
                 }
             }
-            start_consumers(
-                r,
-                now,
-                &mut consumer_free,
-                &mut consumer_queue,
-                &mut local,
-                consumed,
-            );
+            consumers.start(r, now, &mut local, consumed);
         }
         // Chunks a source thread handed on since the last action.
-        start_consumers(
-            r,
-            now,
-            &mut consumer_free,
-            &mut consumer_queue,
-            &mut local,
-            consumed,
-        );
+        consumers.start(r, now, &mut local, consumed);
         if let Some(e) = reader.error() {
             return Err(RunError::Read(e.to_string()));
         }
         if reader.is_finished() {
             break;
         }
-        timeline.sample(now, &reader, &io);
+        timeline.sample(now, &reader, io.active_gets());
         let next = [local.peek_time(), io.next_event_ns(), reader.poll_timeout()]
             .into_iter()
             .flatten()
@@ -170,11 +155,11 @@ pub fn run_once(
                             },
                         );
                     }
-                    consumer_queue.push_back(chunk);
+                    consumers.push(chunk);
                 }
                 Local::Consumed { id, busy_ns } => {
                     consumer_busy_ns += busy_ns;
-                    consumer_free += 1;
+                    consumers.release();
                     reader.handle(now, Event::ChunkConsumed { id });
                 }
             }
@@ -183,7 +168,7 @@ pub fn run_once(
             reader.handle_timeout(now);
         }
     }
-    timeline.sample(now, &reader, &io);
+    timeline.sample(now, &reader, io.active_gets());
 
     let store = io.store_stats();
     let figures = metrics::RunFigures {
@@ -216,24 +201,47 @@ pub fn run_once(
     })
 }
 
-/// Starts consumer work on queued chunks while consumer threads are free: each chunk takes the
-/// CPU model's time, and `consumed(chunk, busy_ns)` is scheduled at its end. Both drivers use it
-/// (with their own local-event type).
-pub(crate) fn start_consumers<L>(
-    r: &Resolved,
-    now: u64,
-    free: &mut u32,
-    queue: &mut VecDeque<planner::Chunk>,
-    local: &mut EventQueue<L>,
-    consumed: impl Fn(planner::ChunkId, u64) -> L,
-) {
-    while *free > 0 {
-        let Some(chunk) = queue.pop_front() else {
-            break;
-        };
-        *free -= 1;
-        let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-        local.schedule(now + ns, consumed(chunk.id, ns));
+/// The downstream consumer threads: delivered chunks wait in a queue for a free thread. Both
+/// drivers use it, each with its own local-event type.
+pub(crate) struct Consumers {
+    free: u32,
+    queue: VecDeque<planner::Chunk>,
+}
+
+impl Consumers {
+    pub(crate) fn new(r: &Resolved) -> Consumers {
+        Consumers {
+            free: r.cpu.consumer_threads().max(1),
+            queue: VecDeque::new(),
+        }
+    }
+
+    pub(crate) fn push(&mut self, chunk: planner::Chunk) {
+        self.queue.push_back(chunk);
+    }
+
+    /// A consumer thread finished its chunk.
+    pub(crate) fn release(&mut self) {
+        self.free += 1;
+    }
+
+    /// Starts queued chunks while threads are free: each takes the CPU model's time, and
+    /// `consumed(chunk, busy_ns)` is scheduled at its end.
+    pub(crate) fn start<L>(
+        &mut self,
+        r: &Resolved,
+        now: u64,
+        local: &mut EventQueue<L>,
+        consumed: impl Fn(planner::ChunkId, u64) -> L,
+    ) {
+        while self.free > 0 {
+            let Some(chunk) = self.queue.pop_front() else {
+                break;
+            };
+            self.free -= 1;
+            let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
+            local.schedule(now + ns, consumed(chunk.id, ns));
+        }
     }
 }
 

@@ -1,6 +1,5 @@
 //! A timeline of one run: concurrency, bytes in flight and pool memory whenever they change.
 
-use super::io::IoWorld;
 use planner::Reader;
 use serde::Serialize;
 
@@ -29,14 +28,16 @@ impl Recorder {
         }
     }
 
-    pub fn sample(&mut self, now: u64, reader: &Reader, io: &IoWorld) {
+    /// Records the state at `now`, with `concurrent_gets` GET attempts in flight (the IO world
+    /// knows them in a simulated run, the real driver counts its open requests).
+    pub fn sample(&mut self, now: u64, reader: &Reader, concurrent_gets: u64) {
         if !self.enabled {
             return;
         }
         let s = reader.status();
         let row = TimelineRow {
             time_ns: now,
-            concurrent_gets: io.active_gets(),
+            concurrent_gets,
             bytes_in_flight: s.bytes_in_flight,
             target_bytes_in_flight: s.target_bytes_in_flight,
             reads_running: s.reads_running as u64,

@@ -48,6 +48,10 @@ pub struct MeasureArgs {
     /// read).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// Write the timeline (GETs in flight, bytes in flight, pool memory over time), as
+    /// `sim run --timeline` does.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
     /// Open this many connections (uncounted 1-byte GETs) before each case.
     #[arg(long, default_value_t = 0)]
     pub warm_connections: u32,
@@ -76,6 +80,7 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         cases: args.cases,
         arms: args.arms,
         trace: args.trace.is_some(),
+        timeline: args.timeline.is_some(),
         warm_connections: args.warm_connections,
         progress: true,
     };
@@ -93,6 +98,11 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         std::fs::write(path, &out.trace_csv)
             .with_context(|| format!("writing the trace to {}", path.display()))?;
         eprintln!("trace: {} ({} requests)", path.display(), out.trace_rows);
+    }
+    if let Some(path) = &args.timeline {
+        std::fs::write(path, &out.timeline_csv)
+            .with_context(|| format!("writing the timeline to {}", path.display()))?;
+        eprintln!("timeline: {}", path.display());
     }
     if args.json {
         println!("{}", out.report.to_json());

@@ -20,7 +20,6 @@ use engine::EventQueue;
 use object_store::path::Path;
 use object_store::ObjectStore;
 use planner::{Action, Event, NoCache, Object, Reader};
-use std::collections::VecDeque;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,13 +41,14 @@ enum Local {
     Consumed { id: planner::ChunkId, busy_ns: u64 },
 }
 
-/// Runs one query of one arm for real; the output has the simulated run's metrics and trace
-/// format (the timeline is not recorded).
+/// Runs one query of one arm for real; the output has the simulated run's metrics, trace and
+/// (with `timeline`) timeline formats. The timeline's GETs in flight are the requests open.
 pub fn measure_once(
     r: &Resolved,
     arm: &ResolvedArm,
     query: &ResolvedQuery,
     world: &RealWorld<'_>,
+    timeline: bool,
 ) -> Result<RunOutput, RunError> {
     let mut reader = Reader::new(r.table.clone(), query.spec.clone(), arm.strategy.clone())
         .map_err(|e| RunError::Plan(e.to_string()))?;
@@ -56,12 +56,12 @@ pub fn measure_once(
     let (tx, rx) = mpsc::channel::<Msg>();
     let mut log = RequestLog::default();
     let mut local: EventQueue<Local> = EventQueue::new();
-    let mut consumer_free = r.cpu.consumer_threads().max(1);
-    let mut consumer_queue: VecDeque<planner::Chunk> = VecDeque::new();
+    let mut consumers = crate::driver::Consumers::new(r);
     let mut decode_busy_ns: u64 = 0;
     let mut consumer_busy_ns: u64 = 0;
     let mut reads_open: u64 = 0;
     let mut batch: Vec<(u64, Event)> = Vec::new();
+    let mut timeline = crate::driver::timeline::Recorder::new(timeline);
     let clock = Clock::start();
     let mut now: u64 = 0;
 
@@ -105,17 +105,14 @@ pub fn measure_once(
                         },
                     );
                 }
-                Action::Deliver(chunk) => consumer_queue.push_back(chunk),
+                Action::Deliver(chunk) => consumers.push(chunk),
             }
-            crate::driver::start_consumers(
-                r,
-                now,
-                &mut consumer_free,
-                &mut consumer_queue,
-                &mut local,
-                |id, busy_ns| Local::Consumed { id, busy_ns },
-            );
+            consumers.start(r, now, &mut local, |id, busy_ns| Local::Consumed {
+                id,
+                busy_ns,
+            });
         }
+        timeline.sample(now, &reader, reads_open);
         if let Some(e) = reader.error() {
             return Err(RunError::Read(e.to_string()));
         }
@@ -183,7 +180,7 @@ pub fn measure_once(
                 }
                 Local::Consumed { id, busy_ns } => {
                     consumer_busy_ns += busy_ns;
-                    consumer_free += 1;
+                    consumers.release();
                     batch.push((t, Event::ChunkConsumed { id }));
                 }
             }
@@ -200,6 +197,7 @@ pub fn measure_once(
         }
     }
     let wall_ns = now;
+    timeline.sample(now, &reader, reads_open);
     // Reads the reader no longer waits for (none in a well-formed run) still report their
     // attempts; collect what has arrived without waiting for stragglers.
     while let Ok(msg) = rx.try_recv() {
@@ -225,6 +223,6 @@ pub fn measure_once(
             ));
             t
         },
-        timeline: Vec::new(),
+        timeline: timeline.rows,
     })
 }

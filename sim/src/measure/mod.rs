@@ -42,6 +42,8 @@ pub struct MeasureOptions {
     pub arms: Vec<String>,
     /// Record the request trace.
     pub trace: bool,
+    /// Record the timeline (GETs in flight, bytes in flight, pool memory over time).
+    pub timeline: bool,
     /// Before each case, open this many connections with 1-byte GETs that are not counted, so
     /// the first arm does not pay connection set-up that later arms get for free from the pool.
     pub warm_connections: u32,
@@ -145,6 +147,7 @@ pub fn measure_scenario(
     }
 
     let mut traces: Vec<Labelled<TraceRow>> = Vec::new();
+    let mut timelines: Vec<Labelled<crate::driver::timeline::TimelineRow>> = Vec::new();
     let mut cases = Vec::new();
     let (seed, reps) = resolved
         .first()
@@ -172,15 +175,15 @@ pub fn measure_scenario(
                 let mut total = RunMetrics::default();
                 let mut per_query = Vec::new();
                 for q in &r.queries {
-                    let out = driver::measure_once(r, arm, q, &world).map_err(|source| {
-                        MeasureError::Run {
+                    let out = driver::measure_once(r, arm, q, &world, opts.timeline).map_err(
+                        |source| MeasureError::Run {
                             case: name.clone(),
                             arm: arm.name.clone(),
                             replication: rep,
                             query: q.name.clone(),
                             source,
-                        }
-                    })?;
+                        },
+                    )?;
                     if opts.progress {
                         eprintln!(
                             "measured {name} / {} / rep {rep} / {}: {} in {}, {} GETs",
@@ -198,6 +201,15 @@ pub fn measure_scenario(
                     total.accumulate(&out.metrics);
                     if r.queries.len() > 1 {
                         per_query.push((q.name.clone(), out.metrics));
+                    }
+                    if opts.timeline {
+                        timelines.push((
+                            name.clone(),
+                            arm.name.clone(),
+                            rep,
+                            q.name.clone(),
+                            out.timeline,
+                        ));
                     }
                     if opts.trace {
                         traces.push((
@@ -241,8 +253,12 @@ pub fn measure_scenario(
             String::new()
         },
         trace_rows,
-        timeline_csv: String::new(),
-        timelines: Vec::new(),
+        timeline_csv: if opts.timeline {
+            crate::driver::timeline::to_csv(&timelines)?
+        } else {
+            String::new()
+        },
+        timelines,
     })
 }
 

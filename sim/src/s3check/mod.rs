@@ -102,6 +102,8 @@ pub enum CheckError {
         shape: &'static str,
         source: tracefit::TraceError,
     },
+    #[error("starting the measurement's IO runtime: {0}")]
+    Runtime(measure::MeasureError),
     #[error("connecting to the test bed: {0}")]
     Connect(#[from] measure::s3::ConnectError),
     #[error("{0}")]
@@ -173,10 +175,7 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
         region: Some(bed.region().to_string()),
     };
     let client = measure::connect(&endpoint)?;
-    let rt = measure::runtime(2).map_err(|source| CheckError::Measure {
-        shape: "the runtime",
-        source,
-    })?;
+    let rt = measure::runtime(2).map_err(CheckError::Runtime)?;
     say(format!(
         "check-s3: test bed at {} (injecting {} round trip, {} a connection)",
         bed.endpoint_url(),

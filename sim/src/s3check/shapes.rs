@@ -1,4 +1,4 @@
-//! The two shapes the check reads, scaled so that a run takes about a second and the bed (about
+//! The two shapes the check reads, scaled so that a measured run takes 1-6 s and the bed (about
 //! 500 MiB/s on two cores) is never the bottleneck: the streams times the paced bandwidth stays
 //! far below it. Each shape writes real Parquet files with the `parquet` crate's writer (through
 //! `testbed`), records them as `sim record` does, and gives the scenario that both `sim run` and

@@ -17,6 +17,10 @@ pub struct CheckArgs {
     /// ~500 MiB/s on two cores).
     #[arg(long, default_value = "10MiB/s", value_parser = parse_bandwidth)]
     pub bandwidth: u64,
+    /// Compare this strategy preset (repeatable; default: clickhouse-base and
+    /// clickhouse-redesign). Every arm shares the shape's `max_threads`.
+    #[arg(long = "strategy", value_parser = parse_strategy)]
+    pub strategies: Vec<String>,
     /// Only this shape (repeatable): many-small-files, one-large-file.
     #[arg(long = "shape", value_parser = parse_shape)]
     pub shapes: Vec<Shape>,
@@ -44,6 +48,12 @@ fn parse_bandwidth(s: &str) -> Result<u64, String> {
     }
 }
 
+fn parse_strategy(s: &str) -> Result<String, String> {
+    planner::Strategy::preset(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
 fn parse_shape(s: &str) -> Result<Shape, String> {
     Shape::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Shape::ALL.iter().map(|s| s.name()).collect();
@@ -65,6 +75,14 @@ pub fn run(args: CheckArgs) -> Result<()> {
     cfg.bandwidth_bytes_per_s = args.bandwidth;
     if !args.shapes.is_empty() {
         cfg.shapes = args.shapes;
+    }
+    if !args.strategies.is_empty() {
+        for (i, s) in args.strategies.iter().enumerate() {
+            if args.strategies[..i].contains(s) {
+                bail!("--strategy {s} is given twice; give each preset once");
+            }
+        }
+        cfg.strategies = args.strategies;
     }
     cfg.measured_reps = args.measured_reps.max(1);
     cfg.simulated_reps = args.simulated_reps.max(1);

@@ -35,6 +35,8 @@ pub struct CheckConfig {
     pub bandwidth_bytes_per_s: u64,
     /// The shapes, in order.
     pub shapes: Vec<Shape>,
+    /// The strategy presets compared, one arm each.
+    pub strategies: Vec<String>,
     /// Measured replications per arm (the median is compared).
     pub measured_reps: u32,
     /// Simulated replications per arm and model (the median is compared).
@@ -53,6 +55,10 @@ impl CheckConfig {
             rtt_ns: 30_000_000,
             bandwidth_bytes_per_s: 10 << 20,
             shapes: Shape::ALL.to_vec(),
+            strategies: shapes::DEFAULT_STRATEGIES
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             // Five: the large file's redesign makes 5 GETs a run, and a p90 over 25 first bytes
             // is not just the largest of them.
             measured_reps: 5,
@@ -190,7 +196,10 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
     for (shape, _, layout_name) in &prepared {
         let name = shape.name();
         let scenario_path = cfg.work_dir.join(format!("{name}.yaml"));
-        write(&scenario_path, &shape.scenario_yaml(layout_name, &injected))?;
+        write(
+            &scenario_path,
+            &shape.scenario_yaml(layout_name, &injected, &cfg.strategies),
+        )?;
         let loaded = crate::scenario::load(&scenario_path, &[])?;
         let real = RealStore {
             store: client.clone(),
@@ -252,7 +261,7 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
         let fitted_path = cfg.work_dir.join(format!("{name}.fitted-scenario.yaml"));
         write(
             &fitted_path,
-            &shape.scenario_yaml(layout_name, &fitted_yaml),
+            &shape.scenario_yaml(layout_name, &fitted_yaml, &cfg.strategies),
         )?;
         let loaded_fitted = crate::scenario::load(&fitted_path, &[])?;
         let sim_fitted = simulate(&loaded_fitted, ModelKind::Fitted)?;

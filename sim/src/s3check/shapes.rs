@@ -93,20 +93,37 @@ impl Shape {
     }
 
     /// The scenario over the recorded layout at `layout_file` (a path relative to the
-    /// scenario's directory), with `store_yaml` (a YAML mapping) as its store model.
-    pub fn scenario_yaml(self, layout_file: &str, store_yaml: &str) -> String {
+    /// scenario's directory), with `store_yaml` (a YAML mapping) as its store model and one arm
+    /// per strategy preset (named by [`arm_name`]).
+    pub fn scenario_yaml(
+        self,
+        layout_file: &str,
+        store_yaml: &str,
+        strategies: &[String],
+    ) -> String {
         let columns: Vec<String> = self.query_columns().iter().map(|c| c.to_string()).collect();
         let store: String = store_yaml.lines().map(|l| format!("  {l}\n")).collect();
+        let arms: String = strategies
+            .iter()
+            .map(|s| format!("  - name: {}\n    strategy: {s}\n", arm_name(s)))
+            .collect();
         format!(
             "name: s3check-{name}\nseed: 1\ntable:\n  layout: {layout_file}\nquery:\n  columns: \
              [{columns}]\nstore:\n{store}settings:\n  max_threads: {streams}\n  \
-             max_parsing_threads: {streams}\narms:\n  - name: base\n    strategy: \
-             clickhouse-base\n  - name: redesign\n    strategy: clickhouse-redesign\n",
+             max_parsing_threads: {streams}\narms:\n{arms}",
             name = self.name(),
             columns = columns.join(", "),
             streams = self.streams(),
         )
     }
+}
+
+/// The strategies checked by default: both ClickHouse generations.
+pub const DEFAULT_STRATEGIES: [&str; 2] = ["clickhouse-base", "clickhouse-redesign"];
+
+/// An arm's name: `base` and `redesign` for the ClickHouse generations, else the preset's name.
+pub fn arm_name(strategy: &str) -> &str {
+    strategy.strip_prefix("clickhouse-").unwrap_or(strategy)
 }
 
 /// Files of the many-small-files shape.
@@ -146,14 +163,46 @@ mod tests {
     fn the_scenarios_load_with_the_injected_model() {
         let dir = tempfile::tempdir().unwrap();
         for shape in Shape::ALL {
-            let text = shape.scenario_yaml("x.layout", &injected_store_yaml(30_000_000, 10 << 20));
+            let strategies: Vec<String> =
+                DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect();
+            let text = shape.scenario_yaml(
+                "x.layout",
+                &injected_store_yaml(30_000_000, 10 << 20),
+                &strategies,
+            );
             let path = dir.path().join(format!("{}.yaml", shape.name()));
             std::fs::write(&path, &text).unwrap();
             let loaded = crate::scenario::load(&path, &[]).unwrap();
             assert_eq!(loaded.file.arms.len(), 2, "{text}");
+            assert!(
+                text.contains("name: base\n    strategy: clickhouse-base"),
+                "{text}"
+            );
+            assert!(
+                text.contains("name: redesign\n    strategy: clickhouse-redesign"),
+                "{text}"
+            );
             assert!(text.contains("value: 30ms"), "{text}");
             assert!(text.contains("value: 10MiB/s"), "{text}");
             assert_eq!(Shape::from_name(shape.name()), Some(shape));
         }
+    }
+
+    #[test]
+    fn peer_presets_get_an_arm_each_named_by_the_preset() {
+        let dir = tempfile::tempdir().unwrap();
+        let strategies = vec!["arrow-rs".to_string(), "clickhouse-redesign".to_string()];
+        let text = Shape::OneLargeFile.scenario_yaml(
+            "x.layout",
+            &injected_store_yaml(30_000_000, 10 << 20),
+            &strategies,
+        );
+        let path = dir.path().join("s.yaml");
+        std::fs::write(&path, &text).unwrap();
+        let loaded = crate::scenario::load(&path, &[]).unwrap();
+        let names: Vec<&str> = loaded.file.arms.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["arrow-rs", "redesign"], "{text}");
+        assert_eq!(arm_name("clickhouse-base"), "base");
+        assert_eq!(arm_name("duckdb"), "duckdb");
     }
 }

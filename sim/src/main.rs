@@ -313,16 +313,7 @@ fn cmd_run(args: RunArgs) -> Result<()> {
         args.scenario.display(),
         started.elapsed().as_secs_f64()
     );
-    if let Some(path) = &args.trace {
-        std::fs::write(path, &out.trace_csv)
-            .with_context(|| format!("writing the trace to {}", path.display()))?;
-        eprintln!("trace: {} ({} requests)", path.display(), out.trace_rows);
-    }
-    if let Some(path) = &args.timeline {
-        std::fs::write(path, &out.timeline_csv)
-            .with_context(|| format!("writing the timeline to {}", path.display()))?;
-        eprintln!("timeline: {}", path.display());
-    }
+    out.write_csv_files(args.trace.as_deref(), args.timeline.as_deref())?;
     if let Some(dir) = &args.plot {
         let mut seen = std::collections::BTreeSet::new();
         for (case, arm, rep, query, rows) in &out.timelines {

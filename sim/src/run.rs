@@ -84,6 +84,43 @@ pub struct ScenarioOutput {
 
 pub type Labelled<T> = (String, String, u32, String, Vec<T>);
 
+/// A trace or timeline file that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("writing the {what} to {}", path.display())]
+pub struct OutputFileError {
+    pub what: &'static str,
+    pub path: std::path::PathBuf,
+    pub source: std::io::Error,
+}
+
+impl ScenarioOutput {
+    /// Writes the trace and the timeline CSV where asked (`sim run` and `sim measure` alike),
+    /// saying so on stderr.
+    pub fn write_csv_files(
+        &self,
+        trace: Option<&std::path::Path>,
+        timeline: Option<&std::path::Path>,
+    ) -> Result<(), OutputFileError> {
+        for (what, path, text) in [
+            ("trace", trace, &self.trace_csv),
+            ("timeline", timeline, &self.timeline_csv),
+        ] {
+            let Some(path) = path else { continue };
+            std::fs::write(path, text).map_err(|source| OutputFileError {
+                what,
+                path: path.to_path_buf(),
+                source,
+            })?;
+            if what == "trace" {
+                eprintln!("trace: {} ({} requests)", path.display(), self.trace_rows);
+            } else {
+                eprintln!("timeline: {}", path.display());
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Runs the scenario's cases (or the selected ones) with the options' overrides.
 pub fn run_scenario(
     loaded: &LoadedScenario,

@@ -2,7 +2,7 @@
 //! progress on stderr), with where the objects are instead of a store model.
 
 use super::{MeasureOptions, RealStore, S3Endpoint};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::PathBuf;
 
 /// `sim measure SCENARIO --endpoint URL --bucket B ...`
@@ -94,16 +94,7 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         args.bucket,
         started.elapsed().as_secs_f64()
     );
-    if let Some(path) = &args.trace {
-        std::fs::write(path, &out.trace_csv)
-            .with_context(|| format!("writing the trace to {}", path.display()))?;
-        eprintln!("trace: {} ({} requests)", path.display(), out.trace_rows);
-    }
-    if let Some(path) = &args.timeline {
-        std::fs::write(path, &out.timeline_csv)
-            .with_context(|| format!("writing the timeline to {}", path.display()))?;
-        eprintln!("timeline: {}", path.display());
-    }
+    out.write_csv_files(args.trace.as_deref(), args.timeline.as_deref())?;
     if args.json {
         println!("{}", out.report.to_json());
     } else if args.csv {

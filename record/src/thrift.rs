@@ -148,21 +148,24 @@ impl<'a> Reader<'a> {
             ty::LIST | ty::SET => {
                 let (n, et) = self.list_header()?;
                 for _ in 0..n {
-                    // Booleans inside lists take one byte each.
-                    if et == ty::TRUE || et == ty::FALSE {
-                        self.byte()?;
-                    } else {
-                        self.skip(et, depth + 1)?;
-                    }
+                    self.skip_element(et, depth + 1)?;
                 }
             }
             ty::MAP => {
-                let n = self.varint()?;
+                let n = usize::try_from(self.varint()?)
+                    .map_err(|_| "Thrift map too long".to_string())?;
+                // As for lists: every entry takes at least one byte, so a larger count is
+                // malformed (and would otherwise spin through entries that read nothing).
+                if n > self.buf.len().saturating_sub(self.pos) {
+                    return Err(format!(
+                        "Thrift map of {n} entries cannot fit in the footer"
+                    ));
+                }
                 if n > 0 {
                     let kv = self.byte()?;
                     for _ in 0..n {
-                        self.skip(kv >> 4, depth + 1)?;
-                        self.skip(kv & 0x0f, depth + 1)?;
+                        self.skip_element(kv >> 4, depth + 1)?;
+                        self.skip_element(kv & 0x0f, depth + 1)?;
                     }
                 }
             }
@@ -175,6 +178,16 @@ impl<'a> Reader<'a> {
             other => return Err(format!("unknown Thrift type {other} at byte {}", self.pos)),
         }
         Ok(())
+    }
+
+    /// Skips one element of a list, set or map, where a boolean takes a byte of its own (in a
+    /// struct it is carried by the field header): every element reads at least one byte.
+    fn skip_element(&mut self, t: u8, depth: u32) -> R<()> {
+        if t == ty::TRUE || t == ty::FALSE {
+            self.byte().map(|_| ())
+        } else {
+            self.skip(t, depth)
+        }
     }
 
     /// Calls `each` for every field of a struct; `each` returns `false` for a field it did not
@@ -429,6 +442,26 @@ mod tests {
         assert_eq!(leaf_paths(&schema).unwrap(), ["a", "b.x", "b.y"]);
         let too_many = [node("root", Some(1)), node("a", None), node("b", None)];
         assert!(leaf_paths(&too_many).is_err());
+    }
+
+    #[test]
+    fn a_map_count_past_the_data_is_an_error_not_a_spin() {
+        // A map of 2^35 boolean pairs in 6 bytes: once a hang in the property test below.
+        let bytes = [0xff, 0xff, 0xff, 0xff, 0x7f, 0x11];
+        let mut r = Reader {
+            buf: &bytes,
+            pos: 0,
+        };
+        let e = r.skip(ty::MAP, 0).unwrap_err();
+        assert!(e.contains("cannot fit"), "{e}");
+        // A small map of booleans reads a byte per key and per value.
+        let bytes = [0x02, 0x11, 1, 2, 1, 1];
+        let mut r = Reader {
+            buf: &bytes,
+            pos: 0,
+        };
+        r.skip(ty::MAP, 0).unwrap();
+        assert_eq!(r.pos, bytes.len());
     }
 
     proptest! {

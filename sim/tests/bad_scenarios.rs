@@ -5,8 +5,8 @@ use common::*;
 
 fn error(text: &str) -> String {
     match parse(text).and_then(|l| {
-        let tables = sim::scenario::TableCache::default();
-        sim::scenario::resolve(&l, &tables).map(|_| ())
+        let tables = scenario::TableCache::default();
+        scenario::resolve(&l, &tables).map(|_| ())
     }) {
         Ok(()) => panic!("accepted:\n{text}"),
         Err(e) => e.to_string(),
@@ -80,7 +80,7 @@ fn unknown_strategy_and_setting() {
 #[test]
 fn bad_overrides() {
     let l = parse(&small(2, 2, "")).unwrap();
-    let ov = sim::scenario::parse_override("arms.nope.settings.x=1").unwrap();
+    let ov = scenario::parse_override("arms.nope.settings.x=1").unwrap();
     assert!(l.with_overrides(&[ov]).is_err());
-    assert!(sim::scenario::parse_override("no-equals").is_err());
+    assert!(scenario::parse_override("no-equals").is_err());
 }

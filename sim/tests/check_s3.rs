@@ -5,8 +5,8 @@
 //! quiet machine (it measures real time).
 #![cfg(feature = "testbed")]
 
-use sim::s3check::shapes::Shape;
-use sim::s3check::{run_check, CheckConfig};
+use checks::s3check::shapes::Shape;
+use checks::s3check::{run_check, CheckConfig};
 
 #[test]
 fn the_simulator_matches_sim_measure_through_the_test_bed() {

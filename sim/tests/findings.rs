@@ -1,4 +1,4 @@
-//! Findings checks (FINDINGS.md F1-F7, `sim::findings`): each runs a shipped scenario and
+//! Findings checks (FINDINGS.md F1-F7, `checks::findings`): each runs a shipped scenario and
 //! compares the simulated effect with the measured one, within the tolerance written beside it
 //! in `sim/src/findings.rs`; each finding also has a companion check that the effect goes away
 //! when the mechanism behind it is switched off. The README's table must be what
@@ -6,7 +6,7 @@
 
 mod common;
 use common::repo;
-use sim::findings::{markdown_table, Check, Findings};
+use checks::findings::{markdown_table, Check, Findings};
 use std::sync::OnceLock;
 
 /// Every check, run once for all the tests of this file.

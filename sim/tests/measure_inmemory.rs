@@ -4,6 +4,7 @@
 //! criterion). Run with `cargo test -p sim --features measure`.
 #![cfg(feature = "measure")]
 
+use experiments::report::Metric;
 use async_trait::async_trait;
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
@@ -13,9 +14,11 @@ use object_store::{
     CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
     ObjectStore, ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
-use sim::measure::{self, MeasureError, MeasureOptions, RealStore};
-use sim::run::{self, RunOptions};
-use sim::scenario::LoadedScenario;
+use drive::RunError;
+use drive_s3::{Measured, RealStore};
+use experiments::run::{ScenarioOutput, ScenarioRunError};
+use experiments::run::{self, RunOptions};
+use scenario::LoadedScenario;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -56,7 +59,7 @@ fn load(text: &str) -> (tempfile::TempDir, LoadedScenario) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.yaml");
     std::fs::write(&path, text).unwrap();
-    let loaded = sim::scenario::load(&path, &[]).unwrap();
+    let loaded = scenario::load(&path, &[]).unwrap();
     (dir, loaded)
 }
 
@@ -165,8 +168,8 @@ fn upload(
     prefix: &str,
     rt: &tokio::runtime::Runtime,
 ) {
-    let r = sim::scenario::resolve(loaded, &Default::default()).unwrap();
-    let keys = measure::keys::table_keys(&r.table, prefix).unwrap();
+    let r = scenario::resolve(loaded, &Default::default()).unwrap();
+    let keys = drive_s3::keys::table_keys(&r.table, prefix).unwrap();
     rt.block_on(async {
         for (key, file) in keys.iter().zip(&r.table.files) {
             let body: Vec<u8> = (0..file.size_bytes).map(|i| (i % 251) as u8).collect();
@@ -214,22 +217,36 @@ fn requests_by_arm(trace_csv: &str) -> RequestsByArm {
     out
 }
 
+
+/// A measured run as `sim measure` makes it: one replication unless asked.
+fn measure(
+    loaded: &scenario::LoadedScenario,
+    mut opts: RunOptions,
+    real: &RealStore,
+    rt: &tokio::runtime::Runtime,
+    warm_connections: u32,
+) -> Result<ScenarioOutput, ScenarioRunError> {
+    opts.replications = Some(opts.replications.unwrap_or(1));
+    let runner = Measured::new(real.clone(), rt, warm_connections, false);
+    experiments::run::run_scenario_with(loaded, &opts, &runner)
+}
+
 #[test]
 fn measure_matches_sim_run_request_for_request() {
     let (_dir, loaded) = load(SCENARIO);
-    let rt = measure::runtime(2).unwrap();
+    let rt = drive_s3::runtime(2).unwrap();
     let store = Arc::new(Recording::streaming(256 * 1024));
     upload(&loaded, &store, "tables/t", &rt);
     let real = RealStore {
         store: store.clone(),
         prefix: "tables/t".into(),
     };
-    let opts = MeasureOptions {
+    let opts = RunOptions {
         trace: true,
         timeline: true,
         ..Default::default()
     };
-    let measured = measure::measure_scenario(&loaded, &opts, &real, &rt).unwrap();
+    let measured = measure(&loaded, opts, &real, &rt, 0).unwrap();
     let simulated = run::run_scenario(
         &loaded,
         &RunOptions {
@@ -243,7 +260,7 @@ fn measure_matches_sim_run_request_for_request() {
 
     // 1. The store saw exactly the ranges of the measured trace (what the reader asked for),
     //    under the keys `prefix/<recorded path>`.
-    let r = sim::scenario::resolve(&loaded, &Default::default()).unwrap();
+    let r = scenario::resolve(&loaded, &Default::default()).unwrap();
     let mut seen: Vec<(u64, u64, u64)> = store
         .gets
         .lock()
@@ -286,31 +303,29 @@ fn measure_matches_sim_run_request_for_request() {
     for (ma, sa) in mc.arms.iter().zip(&sc.arms) {
         assert_eq!(ma.arm, sa.arm);
         let (mm, sm) = (&ma.runs[0], &sa.runs[0]);
-        let names = |m: &sim::report::RunMetrics| -> Vec<String> {
-            m.metrics.iter().map(|x| x.name.clone()).collect()
-        };
-        assert_eq!(names(mm), names(sm), "metric names differ from sim run's");
+        use planner::ProfileEvent as E;
         for metric in [
-            "gets",
-            "read_tasks",
-            "needed_bytes",
-            "task_bytes",
-            "store_bytes",
-            "rows",
-            "ParquetReadTasks",
-            "ParquetReadTaskBytes",
-            "ReadBufferFromS3Bytes",
+            Metric::Gets,
+            Metric::ReadTasks,
+            Metric::NeededBytes,
+            Metric::TaskBytes,
+            Metric::StoreBytes,
+            Metric::Rows,
+            Metric::Event(E::ParquetReadTasks),
+            Metric::Event(E::ParquetReadTaskBytes),
+            Metric::Event(E::ReadBufferFromS3Bytes),
         ] {
             assert_eq!(
-                mm.get(metric),
-                sm.get(metric),
-                "arm {}: {metric} measured vs simulated",
-                ma.arm
+                mm.value(metric),
+                sm.value(metric),
+                "arm {}: {} measured vs simulated",
+                ma.arm,
+                metric.name()
             );
         }
-        assert!(mm.get("gets").unwrap() > 0.0);
-        assert!(mm.get("wall_time").unwrap() > 0.0);
-        assert_eq!(mm.get("store_retries"), Some(0.0));
+        assert!(mm.value(Metric::Gets) > 0.0);
+        assert!(mm.value(Metric::WallTime) > 0.0);
+        assert_eq!(mm.value(Metric::StoreRetries), 0.0);
     }
 
     // 4. A timeline in `sim run`'s format: same CSV header, one per arm, in time order, at least
@@ -327,7 +342,7 @@ fn measure_matches_sim_run_request_for_request() {
         assert!(rows.windows(2).all(|w| w[0].time_ns < w[1].time_ns));
         let peak = rows.iter().map(|r| r.concurrent_gets).max().unwrap();
         assert!(peak >= 1);
-        assert!(peak as f64 <= ma.runs[0].get("gets").unwrap());
+        assert!(peak as f64 <= ma.runs[0].value(Metric::Gets));
         assert_eq!(rows.last().unwrap().concurrent_gets, 0, "arm {arm}");
     }
 }
@@ -335,25 +350,25 @@ fn measure_matches_sim_run_request_for_request() {
 #[test]
 fn progress_feeds_partial_readiness_and_first_byte_precedes_the_end() {
     let (_dir, loaded) = load(SCENARIO);
-    let rt = measure::runtime(2).unwrap();
+    let rt = drive_s3::runtime(2).unwrap();
     let store = Arc::new(Recording::streaming(256 * 1024));
     upload(&loaded, &store, "", &rt);
     let real = RealStore {
         store,
         prefix: String::new(),
     };
-    let opts = MeasureOptions {
+    let opts = RunOptions {
         trace: true,
         arms: vec!["redesign".into()],
         ..Default::default()
     };
-    let out = measure::measure_scenario(&loaded, &opts, &real, &rt).unwrap();
+    let out = measure(&loaded, opts, &real, &rt, 0).unwrap();
     let arm = &out.report.cases[0].arms;
     assert_eq!(arm.len(), 1, "--arm keeps only the arm named");
     let m = &arm[0].runs[0];
     // Reads of several MiB report progress: the redesign serves ranges from partial reads.
     assert!(
-        m.get("ParquetPartialReadsServed").unwrap() > 0.0,
+        m.value(Metric::Event(planner::ProfileEvent::ParquetPartialReadsServed)) > 0.0,
         "no partial read was served: progress events did not reach the reader"
     );
     let mut rd = csv::ReaderBuilder::new()
@@ -373,7 +388,7 @@ fn progress_feeds_partial_readiness_and_first_byte_precedes_the_end() {
         assert_eq!(rec["attempt"], "1");
         rows += 1;
     }
-    assert_eq!(rows as f64, m.get("gets").unwrap());
+    assert_eq!(rows as f64, m.value(Metric::Gets));
 
     // `sim fit` reads the measured trace as it reads a simulated one: nothing malformed, every
     // GET a store read, and a model fitted from it.
@@ -389,7 +404,7 @@ fn progress_feeds_partial_readiness_and_first_byte_precedes_the_end() {
 
 #[test]
 fn scenario_features_the_real_driver_cannot_honour_are_refused_by_key() {
-    let rt = measure::runtime(1).unwrap();
+    let rt = drive_s3::runtime(1).unwrap();
     let real = RealStore {
         store: Arc::new(InMemory::new()),
         prefix: String::new(),
@@ -415,10 +430,10 @@ fn scenario_features_the_real_driver_cannot_honour_are_refused_by_key() {
             Ok(l) => l,
             Err(_) => panic!("the test scenario with `{extra}` does not load"),
         };
-        let e = measure::measure_scenario(&loaded, &MeasureOptions::default(), &real, &rt)
+        let e = measure(&loaded, RunOptions::default(), &real, &rt, 0)
             .err()
             .unwrap_or_else(|| panic!("`{key}` was not refused"));
-        assert!(matches!(e, MeasureError::Unsupported { .. }), "{e}");
+        assert!(matches!(e, ScenarioRunError::Case { source: RunError::Unsupported { .. }, .. }), "{e}");
         assert!(e.to_string().contains(key), "{e}");
     }
 }
@@ -426,32 +441,32 @@ fn scenario_features_the_real_driver_cannot_honour_are_refused_by_key() {
 #[test]
 fn a_missing_object_fails_the_run_with_its_key() {
     let (_dir, loaded) = load(SCENARIO);
-    let rt = measure::runtime(1).unwrap();
+    let rt = drive_s3::runtime(1).unwrap();
     let real = RealStore {
         store: Arc::new(InMemory::new()),
         prefix: "nowhere".into(),
     };
-    let e = measure::measure_scenario(&loaded, &MeasureOptions::default(), &real, &rt)
+    let e = measure(&loaded, RunOptions::default(), &real, &rt, 0)
         .err()
         .expect("reading an empty store must fail");
     let text = e.to_string();
     assert!(text.contains("nowhere/"), "{text}");
-    assert!(matches!(e, MeasureError::Run { .. }), "{text}");
+    assert!(matches!(e, ScenarioRunError::Run { .. }), "{text}");
 }
 
 #[test]
 fn unknown_arm_is_an_error_that_lists_the_arms() {
     let (_dir, loaded) = load(SCENARIO);
-    let rt = measure::runtime(1).unwrap();
+    let rt = drive_s3::runtime(1).unwrap();
     let real = RealStore {
         store: Arc::new(InMemory::new()),
         prefix: String::new(),
     };
-    let opts = MeasureOptions {
+    let opts = RunOptions {
         arms: vec!["redesgin".into()],
         ..Default::default()
     };
-    let e = measure::measure_scenario(&loaded, &opts, &real, &rt)
+    let e = measure(&loaded, opts, &real, &rt, 0)
         .err()
         .unwrap();
     assert!(e.to_string().contains("base, redesign"), "{e}");

@@ -4,11 +4,26 @@
 //! a store model of the injected network. Run with `cargo test -p sim --features testbed`.
 #![cfg(feature = "testbed")]
 
-use sim::measure::{self, MeasureOptions, RealStore, S3Endpoint};
-use sim::run::{self, RunOptions};
+use experiments::report::Metric;
+use drive_s3::{Measured, RealStore, S3Endpoint};
+use experiments::run::{self, RunOptions, ScenarioOutput, ScenarioRunError};
 use testbed::{SmallFilesShape, TestBed, TestBedConfig};
 
 const RTT_NS: u64 = 30_000_000;
+
+
+/// A measured run as `sim measure` makes it: one replication unless asked.
+fn measure(
+    loaded: &scenario::LoadedScenario,
+    mut opts: RunOptions,
+    real: &RealStore,
+    rt: &tokio::runtime::Runtime,
+    warm_connections: u32,
+) -> Result<ScenarioOutput, ScenarioRunError> {
+    opts.replications = Some(opts.replications.unwrap_or(1));
+    let runner = Measured::new(real.clone(), rt, warm_connections, false);
+    experiments::run::run_scenario_with(loaded, &opts, &runner)
+}
 
 #[test]
 fn small_files_through_the_test_bed_match_sim_run_counts() {
@@ -66,7 +81,7 @@ arms:
 "#;
     let path = dir.path().join("s.yaml");
     std::fs::write(&path, scenario).unwrap();
-    let loaded = sim::scenario::load(&path, &[]).unwrap();
+    let loaded = scenario::load(&path, &[]).unwrap();
 
     let endpoint = S3Endpoint {
         endpoint: bed.endpoint_url(),
@@ -76,16 +91,15 @@ arms:
         region: Some(bed.region().to_string()),
     };
     let real = RealStore {
-        store: measure::connect(&endpoint).unwrap(),
+        store: drive_s3::connect(&endpoint).unwrap(),
         prefix: "small".into(),
     };
-    let rt = measure::runtime(2).unwrap();
-    let opts = MeasureOptions {
+    let rt = drive_s3::runtime(2).unwrap();
+    let opts = RunOptions {
         trace: true,
-        warm_connections: 4,
         ..Default::default()
     };
-    let measured = measure::measure_scenario(&loaded, &opts, &real, &rt).unwrap();
+    let measured = measure(&loaded, opts, &real, &rt, 4).unwrap();
     assert!(
         bed.proxied_connections() > 0,
         "the GETs did not go through the proxy"
@@ -105,18 +119,24 @@ arms:
         .zip(&simulated.report.cases[0].arms)
     {
         let (mm, sm) = (&m.runs[0], &s.runs[0]);
-        for metric in ["gets", "store_bytes", "read_tasks", "task_bytes", "rows"] {
-            assert_eq!(mm.get(metric), sm.get(metric), "arm {}: {metric}", m.arm);
+        for metric in [
+            Metric::Gets,
+            Metric::StoreBytes,
+            Metric::ReadTasks,
+            Metric::TaskBytes,
+            Metric::Rows,
+        ] {
+            assert_eq!(mm.value(metric), sm.value(metric), "arm {}: {}", m.arm, metric.name());
         }
-        let (mw, sw) = (mm.get("wall_time").unwrap(), sm.get("wall_time").unwrap());
+        let (mw, sw) = (mm.value(Metric::WallTime), sm.value(Metric::WallTime));
         eprintln!(
             "arm {}: wall measured {:.1} ms, simulated {:.1} ms ({:+.1}%); mean GETs in flight {:.2} vs {:.2}",
             m.arm,
             mw / 1e6,
             sw / 1e6,
             (mw / sw - 1.0) * 100.0,
-            mm.get("mean_concurrent_gets").unwrap(),
-            sm.get("mean_concurrent_gets").unwrap()
+            mm.value(Metric::MeanConcurrentGets),
+            sm.value(Metric::MeanConcurrentGets)
         );
         // A sanity bound only (the issue's 10-15% comparison is the comparison command's job):
         // the real run cannot beat the injected floor by much, nor take twice the model's time.
@@ -136,7 +156,7 @@ arms:
     // The injected round trip is what the GETs saw first: a median first byte between 30 ms and
     // 30 ms plus a loose allowance for the server and this 2-core machine.
     let trace = measured_rows(&measured.trace_csv);
-    let q = measure::first_byte_quantiles_ns(&trace, &[0.5]);
+    let q = drive_s3::first_byte_quantiles_ns(&trace, &[0.5]);
     eprintln!("measured first byte median {:.2} ms", q[0] as f64 / 1e6);
     assert!(
         q[0] >= RTT_NS,
@@ -147,7 +167,7 @@ arms:
 }
 
 /// Store rows of a trace CSV back as `TraceRow`s (only the columns the quantiles need).
-fn measured_rows(csv_text: &str) -> Vec<sim::driver::TraceRow> {
+fn measured_rows(csv_text: &str) -> Vec<drive::TraceRow> {
     let mut rd = csv::ReaderBuilder::new()
         .flexible(true)
         .from_reader(csv_text.as_bytes());
@@ -163,7 +183,7 @@ fn measured_rows(csv_text: &str) -> Vec<sim::driver::TraceRow> {
     rd.records()
         .map(|r| r.unwrap())
         .filter(|r| &r[served] == "store")
-        .map(|r| sim::driver::TraceRow {
+        .map(|r| drive::TraceRow {
             start_ns: r[start].parse().unwrap(),
             first_byte_ns: r[first].parse().unwrap(),
             end_ns: r[end].parse().unwrap(),
@@ -171,7 +191,7 @@ fn measured_rows(csv_text: &str) -> Vec<sim::driver::TraceRow> {
             offset_bytes: 0,
             length_bytes: 0,
             status: r[status].parse().unwrap(),
-            served_by: sim::driver::trace::ServedBy::Store,
+            served_by: drive::trace::ServedBy::Store,
             attempt: 1,
             hedge: false,
         })

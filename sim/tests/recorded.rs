@@ -2,8 +2,9 @@
 //! in a scenario, and a simulated trace round-trips through `sim fit` and `sim replay`.
 
 mod common;
+use experiments::report::Metric;
 use common::*;
-use sim::run::RunOptions;
+use experiments::run::RunOptions;
 
 #[test]
 fn a_recorded_layout_of_three_thousand_files_runs_in_a_scenario() {
@@ -45,9 +46,9 @@ arms:
         .sum::<u64>() as f64;
     assert_eq!(rows, 3000.0 * 200.0);
     for arm in ["base", "redesign"] {
-        assert_eq!(metric(&r, "default", arm, "rows"), rows, "{arm}");
+        assert_eq!(metric(&r, "default", arm, Metric::Rows), rows, "{arm}");
         assert!(
-            metric(&r, "default", arm, "gets") >= 2000.0,
+            metric(&r, "default", arm, Metric::Gets) >= 2000.0,
             "{arm}: one footer read per file at least"
         );
     }

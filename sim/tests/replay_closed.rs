@@ -3,7 +3,7 @@
 
 mod common;
 use common::*;
-use sim::run::RunOptions;
+use experiments::run::RunOptions;
 use tracefit::{replay_closed_loop, ParseOptions, ParsedTrace, ReplayMode};
 
 /// The base arm's rows of a 300-file run on s3-standard (600 GETs).

@@ -4,12 +4,13 @@
 //! scenario does; needed rows change nothing for `sim fit` and open-loop replay.
 
 mod common;
+use experiments::report::Metric;
 use common::*;
-use sim::run::RunOptions;
-use sim::whatif::{rebuild, what_if, WhatIfArm, WhatIfError, WhatIfOptions};
+use experiments::run::RunOptions;
+use experiments::whatif::{rebuild, what_if, WhatIfArm, WhatIfError, WhatIfOptions};
 use tracefit::{ParseOptions, ParsedTrace, ServedBy};
 
-fn traced(loaded: &sim::scenario::LoadedScenario) -> (sim::report::Report, ParsedTrace) {
+fn traced(loaded: &scenario::LoadedScenario) -> (experiments::report::Report, ParsedTrace) {
     let out = run(
         loaded,
         &RunOptions {
@@ -75,9 +76,9 @@ fn the_recording_strategy_reproduces_its_gets_bytes_and_seconds() {
             let table = w.to_table();
             eprintln!("{name}\n{table}");
             let (rec, re) = (&w.rows[0], &w.rows[1]);
-            let gets = metric(&report, "default", arm_name, "gets");
-            let bytes = metric(&report, "default", arm_name, "store_bytes");
-            let wall = metric(&report, "default", arm_name, "wall_time");
+            let gets = metric(&report, "default", arm_name, Metric::Gets);
+            let bytes = metric(&report, "default", arm_name, Metric::StoreBytes);
+            let wall = metric(&report, "default", arm_name, Metric::WallTime);
             assert_eq!(
                 rec.gets as f64, gets,
                 "{name} {arm_name}: recorded GETs\n{table}"
@@ -155,16 +156,16 @@ fn redesign_vs_base_on_many_small_files_moves_as_the_full_scenario_does() {
     eprintln!("{table}");
     assert_eq!(w.run.arm, "base", "the first run by default");
     assert_eq!(w.files, 400);
-    let scenario = |a: &str, m: &str| metric(&report, "default", a, m);
+    let scenario = |a: &str, m: Metric| metric(&report, "default", a, m);
     for (row, a) in w.rows[1..].iter().zip(["base", "redesign", "floor-0"]) {
-        assert_eq!(row.gets as f64, scenario(a, "gets"), "{a}\n{table}");
-        assert_eq!(row.bytes as f64, scenario(a, "store_bytes"), "{a}\n{table}");
+        assert_eq!(row.gets as f64, scenario(a, Metric::Gets), "{a}\n{table}");
+        assert_eq!(row.bytes as f64, scenario(a, Metric::StoreBytes), "{a}\n{table}");
     }
     let (base, redesign, floor0) = (&w.rows[1], &w.rows[2], &w.rows[3]);
     let sign = |x: f64| x.partial_cmp(&0.0).unwrap();
     assert_eq!(
         sign(redesign.bytes as f64 - base.bytes as f64),
-        sign(scenario("redesign", "store_bytes") - scenario("base", "store_bytes"))
+        sign(scenario("redesign", Metric::StoreBytes) - scenario("base", Metric::StoreBytes))
     );
     // F4's direction: the defaults read what base reads; the ratio bound alone (floor 0) makes
     // many more requests for fewer bytes.

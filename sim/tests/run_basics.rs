@@ -1,8 +1,9 @@
 //! Scenario-level tests of `sim run`: determinism, conservation, faults, caches.
 
 mod common;
+use experiments::report::Metric;
 use common::*;
-use sim::run::RunOptions;
+use experiments::run::RunOptions;
 
 #[test]
 fn same_seed_same_report_whatever_the_thread_count() {
@@ -41,14 +42,14 @@ fn same_seed_same_report_whatever_the_thread_count() {
 fn bytes_are_conserved_and_every_row_arrives() {
     let r = run_text(&small(5, 4, ""));
     for arm in ["base", "redesign"] {
-        let needed = metric(&r, "default", arm, "needed_bytes");
-        let task = metric(&r, "default", arm, "task_bytes");
-        let store = metric(&r, "default", arm, "store_bytes");
+        let needed = metric(&r, "default", arm, Metric::NeededBytes);
+        let task = metric(&r, "default", arm, Metric::TaskBytes);
+        let store = metric(&r, "default", arm, Metric::StoreBytes);
         assert!(needed > 0.0);
         assert!(task >= needed, "{arm}: task {task} < needed {needed}");
         assert!(store >= task, "{arm}: store {store} < task {task}");
         // 5 files x 4 row groups x 10,000 rows, all selected.
-        assert_eq!(metric(&r, "default", arm, "rows"), 200_000.0, "{arm}");
+        assert_eq!(metric(&r, "default", arm, Metric::Rows), 200_000.0, "{arm}");
     }
 }
 
@@ -61,14 +62,14 @@ fn injected_faults_are_retried_and_lose_no_read() {
     ));
     for arm in ["base", "redesign"] {
         assert_eq!(
-            metric(&clean, "default", arm, "rows"),
-            metric(&faulty, "default", arm, "rows")
+            metric(&clean, "default", arm, Metric::Rows),
+            metric(&faulty, "default", arm, Metric::Rows)
         );
         assert!(
-            metric(&faulty, "default", arm, "store_retries") > 0.0,
+            metric(&faulty, "default", arm, Metric::StoreRetries) > 0.0,
             "{arm}: no retries happened"
         );
-        assert!(metric(&faulty, "default", arm, "gets") > metric(&clean, "default", arm, "gets"));
+        assert!(metric(&faulty, "default", arm, Metric::Gets) > metric(&clean, "default", arm, Metric::Gets));
     }
 }
 
@@ -85,8 +86,8 @@ fn a_warm_page_cache_fetches_fewer_store_bytes() {
         "caches:\n  page_cache: { page_cache_max_size: 1GiB, warm: { fraction: 0.6 } }",
     ));
     for arm in ["base", "redesign"] {
-        let c = metric(&cold, "default", arm, "store_bytes");
-        let w = metric(&warm, "default", arm, "store_bytes");
+        let c = metric(&cold, "default", arm, Metric::StoreBytes);
+        let w = metric(&warm, "default", arm, Metric::StoreBytes);
         assert!(w < c * 0.8, "{arm}: warm {w} vs cold {c}");
     }
 }
@@ -100,8 +101,8 @@ fn every_shipped_scenario_resolves() {
         if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
             continue;
         }
-        let l = sim::scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
-        sim::scenario::describe(&l).unwrap_or_else(|e| panic!("{e}"));
+        let l = scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+        scenario::describe(&l).unwrap_or_else(|e| panic!("{e}"));
         n += 1;
     }
     assert!(n >= 6, "only {n} scenarios");
@@ -129,7 +130,7 @@ fn ablation_runs_base_each_mechanism_alone_and_the_redesign() {
     // One file of many row groups: the issue queue (R5) alone raises read depth over base.
     let r = &out.report;
     assert!(
-        metric(r, "default", "base+R5", "mean_concurrent_gets")
-            > 1.5 * metric(r, "default", "base", "mean_concurrent_gets")
+        metric(r, "default", "base+R5", Metric::MeanConcurrentGets)
+            > 1.5 * metric(r, "default", "base", Metric::MeanConcurrentGets)
     );
 }

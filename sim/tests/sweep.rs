@@ -2,7 +2,7 @@
 
 mod common;
 use common::*;
-use sim::sweep::{parse_vary, run_sweep, SweepOptions};
+use experiments::sweep::{parse_vary, run_sweep, SweepOptions};
 use std::path::PathBuf;
 
 fn opts(out: PathBuf, resume: bool) -> SweepOptions {

@@ -3,9 +3,9 @@
 
 mod common;
 use common::*;
-use sim::tune::{parse_param, targets, tune, Evaluator, Objective, TuneOptions};
+use experiments::tune::{parse_param, targets, tune, Evaluator, Objective, TuneOptions};
 
-fn scenario() -> sim::scenario::LoadedScenario {
+fn scenario() -> scenario::LoadedScenario {
     // Many small row groups of a wide-ish table: gap and in-flight settings both matter.
     parse(
         &small(12, 6, "")

@@ -1146,14 +1146,11 @@ mod tests {
         assert_eq!(d.u(S::Meta).unwrap(), u64::MAX);
     }
 
+    /// The body of a realistic layout: 3 files of 1-4 row groups, 12 weighted columns, pages,
+    /// indexes, bloom filters and Iceberg metadata, as `tablegen` generated it (spec in
+    /// `testdata/README.md`).
     fn generated_body() -> Vec<u8> {
-        let spec = "file_count: 3\nrow_groups_per_file: { range: { min: 1, max: 4 } }\n\
-                    row_group_size: { lognormal: { median: 3MiB, sigma: 1 } }\nrows_per_row_group: 5000\n\
-                    columns: { count: 12, weights: { lognormal: { sigma: 1 } } }\npage_size: 64KiB\n\
-                    dictionary_fraction: 0.5\nindexes: { bloom_filters: [2, 3], column_index: { fraction: 0.5 } }\n\
-                    iceberg: { manifest_count: 3, manifest_size: 8KiB }\n";
-        let spec: crate::generate::GeneratorSpec = serde_saphyr::from_str(spec).unwrap();
-        let t = crate::generate::generate(&spec, 5).unwrap();
+        let t = read_table(include_bytes!("../testdata/generated.layout")).unwrap();
         assert!(
             !t.files.iter().all(|f| f.pages.is_empty()),
             "the body lists pages"

@@ -8,7 +8,6 @@
 //! Files share schemas through [`Table::schemas`] so that column names are stored once.
 
 pub mod format;
-pub mod generate;
 
 use serde::{Deserialize, Serialize};
 

@@ -1,9 +1,9 @@
 //! Helpers shared by the scenario-level tests.
 #![allow(dead_code)]
 
-use sim::report::Report;
-use sim::run::{run_scenario, RunOptions, ScenarioOutput};
-use sim::scenario::{self, LoadedScenario, ScenarioError};
+use experiments::report::{Metric, Report};
+use experiments::run::{run_scenario, RunOptions, ScenarioOutput};
+use scenario::{self, LoadedScenario, ScenarioError};
 use std::path::{Path, PathBuf};
 
 /// The repository root (tests run with the crate directory as cwd).
@@ -33,14 +33,14 @@ pub fn run_text(text: &str) -> Report {
 }
 
 /// Mean of a metric for an arm in a case.
-pub fn metric(r: &Report, case: &str, arm: &str, name: &str) -> f64 {
+pub fn metric(r: &Report, case: &str, arm: &str, metric: Metric) -> f64 {
     let c = r.case(case).unwrap_or_else(|| panic!("no case {case}"));
     let a = c
         .arms
         .iter()
         .find(|a| a.arm == arm)
         .unwrap_or_else(|| panic!("no arm {arm}"));
-    a.mean(name).unwrap_or_else(|| panic!("no metric {name}"))
+    a.mean(metric)
 }
 
 /// A small scenario: `files` files of `rgs` row groups, 8 columns; arms base and redesign.

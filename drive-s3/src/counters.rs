@@ -1,0 +1,146 @@
+//! Store-side figures of a real run, from the driver's own log of GET attempts: what the
+//! simulated store client's `StoreStats` says for a simulated run, as the `StoreFigures` both
+//! drivers hand to `driver::metrics::collect_metrics`.
+
+use super::fetch::{AttemptRecord, STATUS_PARTIAL_CONTENT};
+use drive::metrics::StoreFigures;
+use drive::trace::{ServedBy, TraceRow};
+
+/// The log of a run's attempts.
+#[derive(Debug, Default)]
+pub struct RequestLog {
+    attempts: Vec<AttemptRecord>,
+}
+
+impl RequestLog {
+    pub fn push(&mut self, a: AttemptRecord) {
+        self.attempts.push(a);
+    }
+
+    pub fn attempts(&self) -> &[AttemptRecord] {
+        &self.attempts
+    }
+
+    /// Totals, at `price` (no page cache: 0 bytes read through).
+    pub fn stats(&self, price: &models::store::PriceSpec) -> StoreFigures {
+        let mut s = StoreFigures {
+            gets: self.attempts.len() as u64,
+            ..Default::default()
+        };
+        // Interval sweep: +1 at each start, -1 at each end; ends first at equal times so that
+        // back-to-back attempts on one connection do not count twice.
+        let mut edges: Vec<(u64, i8)> = Vec::with_capacity(2 * self.attempts.len());
+        for a in &self.attempts {
+            s.bytes_fetched += a.body_bytes;
+            if a.attempt > 1 {
+                s.retries += 1;
+            }
+            s.get_busy_ns += a.end_ns.saturating_sub(a.start_ns) as f64;
+            edges.push((a.start_ns, 1));
+            edges.push((a.end_ns.max(a.start_ns), -1));
+        }
+        edges.sort_unstable();
+        let mut live: i64 = 0;
+        for (_, d) in edges {
+            live += d as i64;
+            s.peak_concurrency = s.peak_concurrency.max(live.max(0) as u64);
+        }
+        s.cost_usd = s.gets as f64 * price.per_1000_gets_usd / 1000.0
+            + s.bytes_fetched as f64 / 1e9 * price.per_gb_usd;
+        s
+    }
+
+    /// The request trace, one row per attempt, in the format `sim run --trace` writes.
+    pub fn trace(&self) -> Vec<TraceRow> {
+        let mut rows: Vec<TraceRow> = self
+            .attempts
+            .iter()
+            .map(|a| TraceRow {
+                start_ns: a.start_ns,
+                first_byte_ns: a.first_byte_ns.unwrap_or(a.end_ns),
+                end_ns: a.end_ns,
+                object: a.object,
+                offset_bytes: a.range.start,
+                length_bytes: a.range.len(),
+                status: a.status,
+                served_by: ServedBy::Store,
+                attempt: a.attempt,
+                hedge: false,
+            })
+            .collect();
+        rows.sort_by_key(|r| (r.start_ns, r.end_ns));
+        rows
+    }
+}
+
+/// Time to first byte of successful GETs, at quantiles `qs` (0..=1), by the nearest-rank rule;
+/// empty trace = zeros. For comparing a measured trace with a simulated one.
+pub fn first_byte_quantiles_ns(trace: &[TraceRow], qs: &[f64]) -> Vec<u64> {
+    let mut ttfb: Vec<u64> = trace
+        .iter()
+        .filter(|r| r.served_by == ServedBy::Store && r.status == STATUS_PARTIAL_CONTENT)
+        .map(|r| r.first_byte_ns.saturating_sub(r.start_ns))
+        .collect();
+    ttfb.sort_unstable();
+    qs.iter()
+        .map(|q| {
+            if ttfb.is_empty() {
+                return 0;
+            }
+            let rank = (q.clamp(0.0, 1.0) * ttfb.len() as f64).ceil() as usize;
+            ttfb[rank.clamp(1, ttfb.len()) - 1]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use layout::ByteRange;
+
+    fn rec(start: u64, first: u64, end: u64, attempt: u32, bytes: u64) -> AttemptRecord {
+        AttemptRecord {
+            object: 0,
+            range: ByteRange::with_len(0, bytes),
+            attempt,
+            start_ns: start,
+            first_byte_ns: Some(first),
+            end_ns: end,
+            status: STATUS_PARTIAL_CONTENT,
+            body_bytes: bytes,
+        }
+    }
+
+    #[test]
+    fn stats_add_up_and_overlap_gives_the_peak() {
+        let mut log = RequestLog::default();
+        log.push(rec(0, 10, 100, 1, 1000));
+        log.push(rec(50, 60, 150, 1, 500));
+        log.push(rec(150, 160, 200, 2, 10));
+        let price = models::store::PriceSpec {
+            per_1000_gets_usd: 1.0,
+            per_gb_usd: 0.0,
+        };
+        let s = log.stats(&price);
+        assert_eq!(s.gets, 3);
+        assert_eq!(s.bytes_fetched, 1510);
+        assert_eq!(s.retries, 1);
+        assert_eq!(s.get_busy_ns, (100 + 100 + 50) as f64);
+        // 150 ends as the third starts: two at most.
+        assert_eq!(s.peak_concurrency, 2);
+        assert!((s.cost_usd - 0.003).abs() < 1e-12);
+    }
+
+    #[test]
+    fn trace_rows_are_sorted_and_keep_first_byte() {
+        let mut log = RequestLog::default();
+        log.push(rec(50, 70, 150, 1, 5));
+        log.push(rec(0, 10, 100, 1, 7));
+        let t = log.trace();
+        assert_eq!(t[0].start_ns, 0);
+        assert_eq!(t[1].first_byte_ns, 70);
+        assert_eq!(t[0].length_bytes, 7);
+        let q = first_byte_quantiles_ns(&t, &[0.5, 1.0]);
+        assert_eq!(q, vec![10, 20]);
+    }
+}

@@ -1,0 +1,305 @@
+//! The simulation driver: runs one query of one arm, one replication, in virtual time.
+//!
+//! It owns the clock and the outside world (store, caches, CPU, downstream consumer) and drives
+//! the real `planner::Reader` through its public API only, in the order its docs prescribe:
+//! drain `poll_action`, jump to the earliest pending event, feed every event of that instant,
+//! repeat (see STYLE.md, "a driver loop in this style").
+
+mod io;
+pub mod metric;
+mod sim_world;
+pub mod world;
+pub mod metrics;
+pub mod readiness;
+mod source;
+pub mod timeline;
+pub mod trace;
+
+use crate::metric::RunMetrics;
+use scenario::{Resolved, ResolvedArm, ResolvedQuery};
+use engine::EventQueue;
+pub use sim_world::SimWorld;
+pub use world::{Runner, Simulated, World};
+use planner::{Action, Event, Reader};
+use std::collections::VecDeque;
+pub use timeline::TimelineRow;
+pub use trace::TraceRow;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cannot build the reader: {0}")]
+    Plan(String),
+    #[error("cannot build the models: {0}")]
+    Model(String),
+    #[error("the read failed: {0}")]
+    Read(String),
+    /// The world cannot honour a scenario feature: `key` names it, `why` says what to change.
+    #[error("the {world} world cannot honour `{key}`: {why}")]
+    Unsupported {
+        world: &'static str,
+        key: String,
+        why: String,
+    },
+    /// The world could not be set up for a case.
+    #[error("{0}")]
+    Setup(String),
+    #[error(
+        "the simulation stalled at {at}: the reader is not finished but nothing is pending \
+         ({reads_running} reads running, {reads_queued} queued); this is a bug in the read path or the driver"
+    )]
+    Stalled {
+        at: String,
+        reads_running: u64,
+        reads_queued: u64,
+    },
+}
+
+/// What one run should record besides its metrics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Recording {
+    pub trace: bool,
+    pub timeline: bool,
+}
+
+pub struct RunOutput {
+    pub metrics: RunMetrics,
+    pub trace: Vec<TraceRow>,
+    pub timeline: Vec<TimelineRow>,
+}
+
+enum Local {
+    DecodeDone { id: planner::DecodeId, busy_ns: u64 },
+    SourceDone { chunk: planner::Chunk, busy_ns: u64 },
+    Consumed { id: planner::ChunkId, busy_ns: u64 },
+}
+
+/// Seeds of one run: common random numbers across arms (the arm is not part of the seed).
+pub fn run_seed(root: u64, query_index: usize) -> u64 {
+    engine::splitmix64(root ^ engine::splitmix64(query_index as u64 + 1))
+}
+
+/// One query of one arm, one replication, in the simulated world.
+pub fn run_once(
+    r: &Resolved,
+    arm: &ResolvedArm,
+    query_index: usize,
+    query: &ResolvedQuery,
+    replication: u32,
+    rec: Recording,
+) -> Result<RunOutput, RunError> {
+    let mut world = SimWorld::new(r, arm, query_index, replication, rec.trace)?;
+    run_in(&mut world, r, arm, query, rec)
+}
+
+/// The driver loop: one query of one arm in `world`, through the reader's public API only, in
+/// the order its contract prescribes (drain `poll_action`, wait for the next event, feed every
+/// event of that instant, repeat). The CPU stand-ins (decode threads, source threads, the
+/// downstream consumers) are the loop's own, so every world runs them alike.
+pub fn run_in<W: World>(
+    world: &mut W,
+    r: &Resolved,
+    arm: &ResolvedArm,
+    query: &ResolvedQuery,
+    rec: Recording,
+) -> Result<RunOutput, RunError> {
+    let mut reader = Reader::new(r.table.clone(), query.spec.clone(), arm.strategy.clone())
+        .map_err(|e| RunError::Plan(e.to_string()))?;
+    let mut cpu = CpuStandIns::new(r);
+    let mut timeline = timeline::Recorder::new(rec.timeline);
+    let mut batch: Vec<(u64, Event)> = Vec::new();
+    let mut now: u64 = 0;
+
+    loop {
+        now = world.now(now);
+        while let Some(action) = reader.poll_action(now, world.cache_view()) {
+            match action {
+                Action::Read(req) => world.start_read(now, req)?,
+                Action::Decode(d) => cpu.decode(r, now, &d),
+                Action::Deliver(chunk) => cpu.deliver(r, now, chunk),
+            }
+            cpu.start_consumers(r, now);
+        }
+        // Chunks a source thread handed on since the last action.
+        cpu.start_consumers(r, now);
+        if let Some(e) = reader.error() {
+            return Err(RunError::Read(e.to_string()));
+        }
+        if reader.is_finished() {
+            break;
+        }
+        timeline.sample(now, &reader, world.reads_open());
+        let deadline = [cpu.next_time(), reader.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(next) = world.wait(now, deadline, &mut batch)? else {
+            let s = reader.status();
+            return Err(RunError::Stalled {
+                at: units::format_duration_ns(now),
+                reads_running: s.reads_running,
+                reads_queued: s.reads_queued,
+            });
+        };
+        // The world's events, then every stand-in that is due, fed in time order (a real
+        // world's stamps may trail a time the reader has already seen).
+        cpu.due(r, next, &mut batch);
+        batch.sort_by_key(|(t, _)| *t);
+        for (t, ev) in batch.drain(..) {
+            now = t.max(now);
+            reader.handle(now, ev);
+        }
+        now = now.max(next);
+        if reader.poll_timeout().is_some_and(|t| t <= now) {
+            reader.handle_timeout(now);
+        }
+    }
+    timeline.sample(now, &reader, world.reads_open());
+
+    let figures = metrics::RunFigures {
+        wall_ns: now,
+        store: world.store_figures(now),
+        decode_busy_ns: cpu.decode_busy_ns,
+        consumer_busy_ns: cpu.consumer_busy_ns,
+    };
+    let metrics = metrics::collect_metrics(&reader, &figures);
+    let trace = if rec.trace {
+        // Requests, then the ranges the reader needed (what `sim replay --what-if` re-plans).
+        let mut t = world.take_trace();
+        t.extend(trace::needed_rows(&r.table, &query.spec, &arm.strategy));
+        t
+    } else {
+        Vec::new()
+    };
+    Ok(RunOutput {
+        metrics,
+        trace,
+        timeline: timeline.rows,
+    })
+}
+
+/// The CPU side of a run, which the loop simulates in every world: decode threads (the reader
+/// reserves them; each decode takes the CPU model's time), the per-source threads that hand
+/// chunks on one at a time (FINDINGS F7), and the downstream consumer threads.
+struct CpuStandIns {
+    local: EventQueue<Local>,
+    consumers: Consumers,
+    sources: source::SourceThreads,
+    decode_busy_ns: u64,
+    consumer_busy_ns: u64,
+}
+
+impl CpuStandIns {
+    fn new(r: &Resolved) -> Self {
+        CpuStandIns {
+            local: EventQueue::new(),
+            consumers: Consumers::new(r),
+            sources: source::SourceThreads::default(),
+            decode_busy_ns: 0,
+            consumer_busy_ns: 0,
+        }
+    }
+
+    fn next_time(&self) -> Option<u64> {
+        self.local.peek_time()
+    }
+
+    fn decode(&mut self, r: &Resolved, now: u64, d: &planner::DecodeRequest) {
+        let ns = r.cpu.decode_ns(d.compressed_bytes, d.decoded_bytes);
+        self.local
+            .schedule(now + ns, Local::DecodeDone { id: d.id, busy_ns: ns });
+    }
+
+    fn deliver(&mut self, r: &Resolved, now: u64, chunk: planner::Chunk) {
+        let ns = r.cpu.source_ns(chunk.rows);
+        if ns == 0 {
+            self.consumers.push(chunk);
+        } else if let Some(chunk) = self.sources.offer(chunk) {
+            self.local
+                .schedule(now + ns, Local::SourceDone { chunk, busy_ns: ns });
+        }
+    }
+
+    fn start_consumers(&mut self, r: &Resolved, now: u64) {
+        self.consumers
+            .start(r, now, &mut self.local, |id, busy_ns| Local::Consumed {
+                id,
+                busy_ns,
+            });
+    }
+
+    /// Every stand-in finishing at or before `now`, as reader events in `out`.
+    fn due(&mut self, r: &Resolved, now: u64, out: &mut Vec<(u64, Event)>) {
+        while self.local.peek_time().is_some_and(|t| t <= now) {
+            let Some((t, ev)) = self.local.pop() else { break };
+            match ev {
+                Local::DecodeDone { id, busy_ns } => {
+                    self.decode_busy_ns += busy_ns;
+                    out.push((t, Event::DecodeCompleted { id }));
+                }
+                Local::SourceDone { chunk, busy_ns } => {
+                    self.consumer_busy_ns += busy_ns;
+                    if let Some(next) = self.sources.done(chunk.source) {
+                        let ns = r.cpu.source_ns(next.rows);
+                        self.local.schedule(
+                            t + ns,
+                            Local::SourceDone {
+                                chunk: next,
+                                busy_ns: ns,
+                            },
+                        );
+                    }
+                    self.consumers.push(chunk);
+                }
+                Local::Consumed { id, busy_ns } => {
+                    self.consumer_busy_ns += busy_ns;
+                    self.consumers.release();
+                    out.push((t, Event::ChunkConsumed { id }));
+                }
+            }
+        }
+    }
+}
+
+/// The downstream consumer threads: delivered chunks wait in a queue for a free thread. Both
+/// drivers use it, each with its own local-event type.
+pub struct Consumers {
+    free: u32,
+    queue: VecDeque<planner::Chunk>,
+}
+
+impl Consumers {
+    pub fn new(r: &Resolved) -> Consumers {
+        Consumers {
+            free: r.cpu.consumer_threads().max(1),
+            queue: VecDeque::new(),
+        }
+    }
+
+    pub fn push(&mut self, chunk: planner::Chunk) {
+        self.queue.push_back(chunk);
+    }
+
+    /// A consumer thread finished its chunk.
+    pub fn release(&mut self) {
+        self.free += 1;
+    }
+
+    /// Starts queued chunks while threads are free: each takes the CPU model's time, and
+    /// `consumed(chunk, busy_ns)` is scheduled at its end.
+    pub fn start<L>(
+        &mut self,
+        r: &Resolved,
+        now: u64,
+        local: &mut EventQueue<L>,
+        consumed: impl Fn(planner::ChunkId, u64) -> L,
+    ) {
+        while self.free > 0 {
+            let Some(chunk) = self.queue.pop_front() else {
+                break;
+            };
+            self.free -= 1;
+            let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
+            local.schedule(now + ns, consumed(chunk.id, ns));
+        }
+    }
+}

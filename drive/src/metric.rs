@@ -1,0 +1,488 @@
+//! The metrics of a run: one registry ([`Metric`], with its name, unit, doc and how queries add
+//! up) and one value per metric ([`RunMetrics`]). Reports, CSV, JSON, sweeps, the tuner, the
+//! findings checks and what-if all address a metric by its variant, so a renamed metric is a
+//! compile error, not a silent zero. Names are snake_case, or ClickHouse's profile-event names
+//! verbatim.
+
+use readahead::ProfileEvent;
+use serde::ser::{SerializeSeq, SerializeStruct};
+use serde::{Serialize, Serializer};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    Nanoseconds,
+    Bytes,
+    Count,
+    Ratio,
+    Dollars,
+    /// Cores busy on average.
+    Cores,
+    /// Bytes per second.
+    BytesPerSecond,
+}
+
+impl Unit {
+    /// The unit's name as CSV and JSON write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds => "nanoseconds",
+            Unit::Bytes => "bytes",
+            Unit::Count => "count",
+            Unit::Ratio => "ratio",
+            Unit::Dollars => "dollars",
+            Unit::Cores => "cores",
+            Unit::BytesPerSecond => "bytes_per_second",
+        }
+    }
+
+    /// Suffix for CSV column names, so that a column says its unit.
+    pub fn csv_suffix(self) -> &'static str {
+        match self {
+            Unit::Nanoseconds => "_ns",
+            Unit::Bytes => "_bytes",
+            Unit::Count | Unit::Ratio => "",
+            Unit::Dollars => "_usd",
+            Unit::Cores => "_cores",
+            Unit::BytesPerSecond => "_bytes_per_s",
+        }
+    }
+
+    /// A value written with its unit for people.
+    pub fn format(self, v: f64) -> String {
+        match self {
+            Unit::Nanoseconds => units::format_duration_f(v),
+            Unit::Bytes => units::format_bytes_f(v),
+            Unit::Count => format_count(v),
+            Unit::Ratio => format!("{:.2}x", v),
+            Unit::Dollars => format!("${:.4}", v),
+            Unit::Cores => format!("{:.2}", v),
+            Unit::BytesPerSecond => units::format_bandwidth(v),
+        }
+    }
+}
+
+fn format_count(v: f64) -> String {
+    if v.fract().abs() > 1e-9 && v.abs() < 100.0 {
+        return format!("{v:.2}");
+    }
+    let n = v.round() as i64;
+    let s = n.abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// The reader's memory budgets: the base generation's five stages, then the redesign's pools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pool {
+    BloomFilterHeader,
+    BloomFilterBlocksOrDictionary,
+    ColumnIndexAndOffsetIndex,
+    OffsetIndex,
+    ColumnData,
+    Metadata,
+    Compressed,
+    Decoded,
+}
+
+impl Pool {
+    pub const ALL: [Pool; 8] = [
+        Pool::BloomFilterHeader,
+        Pool::BloomFilterBlocksOrDictionary,
+        Pool::ColumnIndexAndOffsetIndex,
+        Pool::OffsetIndex,
+        Pool::ColumnData,
+        Pool::Metadata,
+        Pool::Compressed,
+        Pool::Decoded,
+    ];
+
+    /// The budget's name as the reader's memory model reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pool::BloomFilterHeader => "BloomFilterHeader",
+            Pool::BloomFilterBlocksOrDictionary => "BloomFilterBlocksOrDictionary",
+            Pool::ColumnIndexAndOffsetIndex => "ColumnIndexAndOffsetIndex",
+            Pool::OffsetIndex => "OffsetIndex",
+            Pool::ColumnData => "ColumnData",
+            Pool::Metadata => "Metadata",
+            Pool::Compressed => "Compressed",
+            Pool::Decoded => "Decoded",
+        }
+    }
+
+    fn metric_name(self) -> &'static str {
+        match self {
+            Pool::BloomFilterHeader => "peak_memory_BloomFilterHeader",
+            Pool::BloomFilterBlocksOrDictionary => "peak_memory_BloomFilterBlocksOrDictionary",
+            Pool::ColumnIndexAndOffsetIndex => "peak_memory_ColumnIndexAndOffsetIndex",
+            Pool::OffsetIndex => "peak_memory_OffsetIndex",
+            Pool::ColumnData => "peak_memory_ColumnData",
+            Pool::Metadata => "peak_memory_Metadata",
+            Pool::Compressed => "peak_memory_Compressed",
+            Pool::Decoded => "peak_memory_Decoded",
+        }
+    }
+}
+
+/// How the values of the queries of one arm run add up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Totals add.
+    Sum,
+    /// Peaks take the largest.
+    Max,
+    /// Ratios are recomputed from the totals ([`RunMetrics::recompute_ratios`]).
+    Ratio,
+}
+
+/// Every metric a run reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Metric {
+    WallTime,
+    Gets,
+    ReadTasks,
+    NeededBytes,
+    TaskBytes,
+    StoreBytes,
+    AmplificationStoreOverTask,
+    AmplificationTaskOverNeeded,
+    GetBusyTime,
+    MeanConcurrentGets,
+    MaxConcurrentGets,
+    PeakMemory,
+    PeakMemoryOf(Pool),
+    DecodeBusy,
+    DecodeFetchWait,
+    ConsumerBusy,
+    CpuUse,
+    Cost,
+    Rows,
+    StoreRetries,
+    /// A ClickHouse profile event, under its own name.
+    Event(ProfileEvent),
+}
+
+/// The metrics in report order.
+pub const METRICS: &[Metric] = &{
+    use Metric::*;
+    [
+        WallTime,
+        Gets,
+        ReadTasks,
+        NeededBytes,
+        TaskBytes,
+        StoreBytes,
+        AmplificationStoreOverTask,
+        AmplificationTaskOverNeeded,
+        GetBusyTime,
+        MeanConcurrentGets,
+        MaxConcurrentGets,
+        PeakMemory,
+        PeakMemoryOf(Pool::BloomFilterHeader),
+        PeakMemoryOf(Pool::BloomFilterBlocksOrDictionary),
+        PeakMemoryOf(Pool::ColumnIndexAndOffsetIndex),
+        PeakMemoryOf(Pool::OffsetIndex),
+        PeakMemoryOf(Pool::ColumnData),
+        PeakMemoryOf(Pool::Metadata),
+        PeakMemoryOf(Pool::Compressed),
+        PeakMemoryOf(Pool::Decoded),
+        DecodeBusy,
+        DecodeFetchWait,
+        ConsumerBusy,
+        CpuUse,
+        Cost,
+        Rows,
+        StoreRetries,
+        Event(ProfileEvent::ParquetReadTasks),
+        Event(ProfileEvent::ParquetReadTaskBytes),
+        Event(ProfileEvent::ParquetPartialReadsServed),
+        Event(ProfileEvent::ParquetPlannedReads),
+        Event(ProfileEvent::ParquetIssueQueueStalls),
+        Event(ProfileEvent::ParquetReadFirstByteMicroseconds),
+        Event(ProfileEvent::ParquetReadTransferMicroseconds),
+        Event(ProfileEvent::PageCacheReadThroughBytes),
+        Event(ProfileEvent::ReadBufferFromS3Bytes),
+        Event(ProfileEvent::ParquetFetchWaitTimeMicroseconds),
+    ]
+};
+
+/// How many metrics a run reports.
+pub const METRIC_COUNT: usize = METRICS.len();
+
+impl Metric {
+    /// Every metric, in report order.
+    pub fn all() -> impl Iterator<Item = Metric> {
+        METRICS.iter().copied()
+    }
+
+    /// Its position in report order.
+    fn index(self) -> usize {
+        // METRIC_COUNT is small (37); a linear scan is cheaper than a map and needs no state.
+        let i = METRICS.iter().position(|m| *m == self);
+        debug_assert!(i.is_some(), "{self:?} is not in METRICS");
+        i.unwrap_or(0)
+    }
+
+    /// The name reports, CSV and JSON use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::WallTime => "wall_time",
+            Metric::Gets => "gets",
+            Metric::ReadTasks => "read_tasks",
+            Metric::NeededBytes => "needed_bytes",
+            Metric::TaskBytes => "task_bytes",
+            Metric::StoreBytes => "store_bytes",
+            Metric::AmplificationStoreOverTask => "amplification_store_over_task",
+            Metric::AmplificationTaskOverNeeded => "amplification_task_over_needed",
+            Metric::GetBusyTime => "get_busy_time",
+            Metric::MeanConcurrentGets => "mean_concurrent_gets",
+            Metric::MaxConcurrentGets => "max_concurrent_gets",
+            Metric::PeakMemory => "peak_memory",
+            Metric::PeakMemoryOf(p) => p.metric_name(),
+            Metric::DecodeBusy => "decode_busy",
+            Metric::DecodeFetchWait => "decode_fetch_wait",
+            Metric::ConsumerBusy => "consumer_busy",
+            Metric::CpuUse => "cpu_use",
+            Metric::Cost => "cost",
+            Metric::Rows => "rows",
+            Metric::StoreRetries => "store_retries",
+            Metric::Event(e) => e.name(),
+        }
+    }
+
+    /// The metric called `name`, if any.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::all().find(|m| m.name() == name)
+    }
+
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::WallTime
+            | Metric::GetBusyTime
+            | Metric::DecodeBusy
+            | Metric::DecodeFetchWait
+            | Metric::ConsumerBusy => Unit::Nanoseconds,
+            Metric::NeededBytes
+            | Metric::TaskBytes
+            | Metric::StoreBytes
+            | Metric::PeakMemory
+            | Metric::PeakMemoryOf(_) => Unit::Bytes,
+            Metric::AmplificationStoreOverTask | Metric::AmplificationTaskOverNeeded => {
+                Unit::Ratio
+            }
+            Metric::CpuUse => Unit::Cores,
+            Metric::Cost => Unit::Dollars,
+            Metric::Gets
+            | Metric::ReadTasks
+            | Metric::MeanConcurrentGets
+            | Metric::MaxConcurrentGets
+            | Metric::Rows
+            | Metric::StoreRetries
+            | Metric::Event(_) => Unit::Count,
+        }
+    }
+
+    /// How queries of one run add up.
+    pub fn combine(self) -> Combine {
+        match self {
+            Metric::PeakMemory | Metric::PeakMemoryOf(_) | Metric::MaxConcurrentGets => {
+                Combine::Max
+            }
+            Metric::AmplificationStoreOverTask
+            | Metric::AmplificationTaskOverNeeded
+            | Metric::MeanConcurrentGets
+            | Metric::CpuUse => Combine::Ratio,
+            _ => Combine::Sum,
+        }
+    }
+
+    /// What it measures, in one line.
+    pub fn doc(self) -> &'static str {
+        match self {
+            Metric::WallTime => "time from the query's start to its last chunk consumed",
+            Metric::Gets => "HTTP GETs sent to the store, retries included (S3GetObject)",
+            Metric::ReadTasks => "read tasks the reader created (ParquetReadTasks)",
+            Metric::NeededBytes => "bytes the decoder needed, every needed range once",
+            Metric::TaskBytes => "bytes the read tasks covered (ParquetReadTaskBytes)",
+            Metric::StoreBytes => "body bytes received from the store (ReadBufferFromS3Bytes)",
+            Metric::AmplificationStoreOverTask => "store_bytes / task_bytes",
+            Metric::AmplificationTaskOverNeeded => "task_bytes / needed_bytes",
+            Metric::GetBusyTime => "integral of GETs in flight over time",
+            Metric::MeanConcurrentGets => "time-weighted mean of GETs in flight",
+            Metric::MaxConcurrentGets => "most GET attempts in flight at once",
+            Metric::PeakMemory => "sum of the per-pool peaks (an upper bound of the peak of the sum)",
+            Metric::PeakMemoryOf(_) => "peak bytes charged to this memory budget",
+            Metric::DecodeBusy => "decode threads' busy time, summed over threads",
+            Metric::DecodeFetchWait => {
+                "time decode threads were held waiting for bytes (ParquetFetchWaitTimeMicroseconds)"
+            }
+            Metric::ConsumerBusy => "downstream consumer and source threads' busy time",
+            Metric::CpuUse => "(decode_busy + consumer_busy) / wall_time",
+            Metric::Cost => "requests plus bytes at the store model's prices",
+            Metric::Rows => "rows delivered",
+            Metric::StoreRetries => "GET attempts after the first of their read",
+            Metric::Event(_) => "ClickHouse profile event, counted as ClickHouse counts it",
+        }
+    }
+}
+
+/// One value per metric, in report order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunMetrics {
+    values: [f64; METRIC_COUNT],
+}
+
+impl Default for RunMetrics {
+    fn default() -> Self {
+        RunMetrics {
+            values: [0.0; METRIC_COUNT],
+        }
+    }
+}
+
+impl RunMetrics {
+    pub fn set(&mut self, metric: Metric, value: f64) {
+        if let Some(v) = self.values.get_mut(metric.index()) {
+            *v = value;
+        }
+    }
+
+    pub fn value(&self, metric: Metric) -> f64 {
+        self.values.get(metric.index()).copied().unwrap_or(0.0)
+    }
+
+    /// `(metric, value)` in report order.
+    pub fn iter(&self) -> impl Iterator<Item = (Metric, f64)> + '_ {
+        Metric::all().zip(self.values.iter().copied())
+    }
+
+    /// Adds another query's metrics (queries of one run go one after another): sums for
+    /// totals, maxima for peaks, then ratios recomputed from the totals.
+    pub fn accumulate(&mut self, other: &RunMetrics) {
+        for (i, m) in Metric::all().enumerate() {
+            let (Some(a), Some(b)) = (self.values.get_mut(i), other.values.get(i)) else {
+                continue;
+            };
+            match m.combine() {
+                Combine::Sum => *a += b,
+                Combine::Max => *a = a.max(*b),
+                Combine::Ratio => {}
+            }
+        }
+        self.recompute_ratios();
+    }
+
+    /// Ratios are not additive: recomputes them from the totals.
+    pub fn recompute_ratios(&mut self) {
+        use Metric::*;
+        let div = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let wall = self.value(WallTime);
+        let ratios = [
+            (
+                AmplificationStoreOverTask,
+                div(self.value(StoreBytes), self.value(TaskBytes)),
+            ),
+            (
+                AmplificationTaskOverNeeded,
+                div(self.value(TaskBytes), self.value(NeededBytes)),
+            ),
+            (MeanConcurrentGets, div(self.value(GetBusyTime), wall)),
+            (
+                CpuUse,
+                div(self.value(DecodeBusy) + self.value(ConsumerBusy), wall),
+            ),
+        ];
+        for (m, v) in ratios {
+            self.set(m, v);
+        }
+    }
+}
+
+/// As `{"metrics": [{"name", "unit", "value"}, ...]}`, the shape reports have always written.
+impl Serialize for RunMetrics {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        struct Entries<'a>(&'a RunMetrics);
+        impl Serialize for Entries<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(METRIC_COUNT))?;
+                for (m, value) in self.0.iter() {
+                    seq.serialize_element(&Entry {
+                        name: m.name(),
+                        unit: m.unit(),
+                        value,
+                    })?;
+                }
+                seq.end()
+            }
+        }
+        #[derive(Serialize)]
+        struct Entry {
+            name: &'static str,
+            unit: Unit,
+            value: f64,
+        }
+        let mut st = s.serialize_struct("RunMetrics", 1)?;
+        st.serialize_field("metrics", &Entries(self))?;
+        st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_have_separators() {
+        assert_eq!(Unit::Count.format(9968.0), "9,968");
+        assert_eq!(Unit::Count.format(1_234_567.0), "1,234,567");
+        assert_eq!(Unit::Count.format(0.98), "0.98");
+        assert_eq!(Unit::Nanoseconds.format(14.03e9), "14.03s");
+    }
+
+    #[test]
+    fn every_metric_once_with_a_distinct_name() {
+        let names: Vec<&str> = Metric::all().map(Metric::name).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "a name twice: {names:?}");
+        for (i, m) in Metric::all().enumerate() {
+            assert_eq!(m.index(), i, "{}", m.name());
+            assert_eq!(Metric::from_name(m.name()), Some(m));
+            assert!(!m.doc().is_empty());
+        }
+        for p in Pool::ALL {
+            assert!(Metric::all().any(|m| m == Metric::PeakMemoryOf(p)), "{p:?}");
+        }
+        for e in ProfileEvent::ALL {
+            assert!(Metric::all().any(|m| m == Metric::Event(e)), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn queries_add_up_by_kind() {
+        let mut a = RunMetrics::default();
+        a.set(Metric::WallTime, 10.0);
+        a.set(Metric::GetBusyTime, 50.0);
+        a.set(Metric::PeakMemory, 7.0);
+        let mut b = RunMetrics::default();
+        b.set(Metric::WallTime, 30.0);
+        b.set(Metric::GetBusyTime, 30.0);
+        b.set(Metric::PeakMemory, 3.0);
+        a.accumulate(&b);
+        assert_eq!(a.value(Metric::WallTime), 40.0);
+        assert_eq!(a.value(Metric::PeakMemory), 7.0);
+        assert_eq!(a.value(Metric::MeanConcurrentGets), 2.0);
+    }
+}

@@ -1,0 +1,342 @@
+//! Runs of a scenario, written once for every world: every case x arm x replication x query,
+//! through a [`drive::Runner`] (simulated: in parallel with rayon; real: one after another),
+//! collected in a fixed order so the report does not depend on the thread count.
+
+use crate::report::{ArmReport, CaseReport, Report, RunMetrics};
+use drive::{Recording, RunError, Runner, Simulated, TimelineRow, TraceRow};
+use rayon::prelude::*;
+use scenario::{LoadedScenario, Resolved, ScenarioError, TableCache};
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub replications: Option<u32>,
+    pub seed: Option<u64>,
+    /// Only these cases (all when empty).
+    pub cases: Vec<String>,
+    /// Only these arms, by name (all when empty).
+    pub arms: Vec<String>,
+    pub trace: bool,
+    pub timeline: bool,
+    /// Replace the arms by `clickhouse-base`, base plus each redesign mechanism R1..R8 alone,
+    /// and `clickhouse-redesign` (the scenario's shared `settings:` still apply).
+    pub ablation: bool,
+}
+
+/// The ablation arms for a scenario: base, base + each of R1..R8 alone, redesign.
+pub fn ablation_arms(s: &LoadedScenario) -> Result<Vec<scenario::ResolvedArm>, ScenarioError> {
+    let err = |k: &str, e: String| ScenarioError::at_key(&s.path, &s.text, k, e);
+    let make = |name: String,
+                preset: &str,
+                switch: Option<&str>|
+     -> Result<scenario::ResolvedArm, ScenarioError> {
+        let mut strategy =
+            planner::Strategy::preset(preset).map_err(|e| err("strategy", e.to_string()))?;
+        for (k, v) in &s.file.settings {
+            strategy.set(k, &v.0).map_err(|e| err(k, e.to_string()))?;
+        }
+        if let Some(sw) = switch {
+            strategy
+                .set(sw, "true")
+                .map_err(|e| err(sw, e.to_string()))?;
+        }
+        Ok(scenario::ResolvedArm {
+            name,
+            strategy_name: preset.to_string(),
+            strategy,
+        })
+    };
+    let mut arms = vec![make("base".into(), "clickhouse-base", None)?];
+    // R1..R8: the mechanisms of the measured change (R9, R10 were designed, not measured).
+    for (i, m) in planner::R_NAMES[..8].iter().enumerate() {
+        arms.push(make(
+            format!("base+R{}", i + 1),
+            "clickhouse-base",
+            Some(m),
+        )?);
+    }
+    arms.push(make("redesign".into(), "clickhouse-redesign", None)?);
+    Ok(arms)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioRunError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("case {case}, arm {arm}, replication {replication}, query {query}: {source}")]
+    Run {
+        case: String,
+        arm: String,
+        replication: u32,
+        query: String,
+        source: RunError,
+    },
+    #[error("case {case}: {source}")]
+    Case { case: String, source: RunError },
+    #[error("no case is called {0}; the scenario has: {1}")]
+    NoSuchCase(String, String),
+    #[error("no arm is called {0}; the scenario has: {1}")]
+    NoSuchArm(String, String),
+    #[error("writing CSV: {0}")]
+    Csv(#[from] csv::Error),
+}
+
+pub struct ScenarioOutput {
+    pub report: Report,
+    pub trace_csv: String,
+    pub trace_rows: usize,
+    pub timeline_csv: String,
+    /// (case, arm, replication, query, rows) of every run, when timelines were asked for.
+    pub timelines: Vec<Labelled<TimelineRow>>,
+}
+
+pub type Labelled<T> = (String, String, u32, String, Vec<T>);
+
+/// A trace or timeline file that could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("writing the {what} to {}", path.display())]
+pub struct OutputFileError {
+    pub what: &'static str,
+    pub path: std::path::PathBuf,
+    pub source: std::io::Error,
+}
+
+impl ScenarioOutput {
+    /// Writes the trace and the timeline CSV where asked (`sim run` and `sim measure` alike),
+    /// saying so on stderr.
+    pub fn write_csv_files(
+        &self,
+        trace: Option<&std::path::Path>,
+        timeline: Option<&std::path::Path>,
+    ) -> Result<(), OutputFileError> {
+        for (what, path, text) in [
+            ("trace", trace, &self.trace_csv),
+            ("timeline", timeline, &self.timeline_csv),
+        ] {
+            let Some(path) = path else { continue };
+            std::fs::write(path, text).map_err(|source| OutputFileError {
+                what,
+                path: path.to_path_buf(),
+                source,
+            })?;
+            if what == "trace" {
+                eprintln!("trace: {} ({} requests)", path.display(), self.trace_rows);
+            } else {
+                eprintln!("timeline: {}", path.display());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the scenario's cases (or the selected ones) in the simulated world.
+pub fn run_scenario(
+    loaded: &LoadedScenario,
+    opts: &RunOptions,
+) -> Result<ScenarioOutput, ScenarioRunError> {
+    run_scenario_with(loaded, opts, &Simulated)
+}
+
+/// Runs the scenario's cases (or the selected ones) through `runner`. Every case is resolved
+/// and opened (the runner refuses what its world cannot honour) before the first run.
+pub fn run_scenario_with(
+    loaded: &LoadedScenario,
+    opts: &RunOptions,
+    runner: &dyn Runner,
+) -> Result<ScenarioOutput, ScenarioRunError> {
+    let tables = TableCache::default();
+    let all_cases = scenario::cases(loaded)?;
+    for wanted in &opts.cases {
+        if !all_cases.iter().any(|(n, _)| n == wanted) {
+            let names: Vec<&str> = all_cases.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(ScenarioRunError::NoSuchCase(
+                wanted.clone(),
+                names.join(", "),
+            ));
+        }
+    }
+    let mut resolved_cases = Vec::new();
+    for (name, ovs) in all_cases {
+        if !opts.cases.is_empty() && !opts.cases.contains(&name) {
+            continue;
+        }
+        let s = loaded.with_overrides(&ovs)?;
+        let mut r = scenario::resolve(&s, &tables)?;
+        if opts.ablation {
+            r.arms = ablation_arms(&s)?;
+        }
+        for wanted in &opts.arms {
+            if !r.arms.iter().any(|a| &a.name == wanted) {
+                let names: Vec<&str> = r.arms.iter().map(|a| a.name.as_str()).collect();
+                return Err(ScenarioRunError::NoSuchArm(wanted.clone(), names.join(", ")));
+            }
+        }
+        if !opts.arms.is_empty() {
+            r.arms.retain(|a| opts.arms.contains(&a.name));
+        }
+        if let Some(n) = opts.replications {
+            r.replications = n.max(1);
+        }
+        if let Some(seed) = opts.seed {
+            r.seed = seed;
+        }
+        resolved_cases.push((name, r));
+    }
+    let rec = Recording {
+        trace: opts.trace,
+        timeline: opts.timeline,
+    };
+    let mut traces: Vec<Labelled<TraceRow>> = Vec::new();
+    let mut timelines: Vec<Labelled<TimelineRow>> = Vec::new();
+    let mut cases = Vec::new();
+    let (seed, reps) = resolved_cases
+        .first()
+        .map(|(_, r)| (r.seed, r.replications))
+        .unwrap_or((0, 1));
+    let case_error = |name: &str| {
+        let case = name.to_string();
+        move |source| ScenarioRunError::Case { case, source }
+    };
+    // Every refusal before the first run, so that a refusal costs nothing.
+    for (name, r) in &resolved_cases {
+        runner.check_case(r).map_err(case_error(name))?;
+    }
+    for (name, r) in &resolved_cases {
+        runner.open_case(r).map_err(case_error(name))?;
+        let (case, tr, tl) = run_case(name, r, rec, runner)?;
+        cases.push(case);
+        traces.extend(tr);
+        timelines.extend(tl);
+    }
+    // Requests only: the needed-range rows are not requests.
+    let trace_rows = traces
+        .iter()
+        .flat_map(|t| t.4.iter())
+        .filter(|row| !matches!(row.served_by, drive::trace::ServedBy::Needed(_)))
+        .count();
+    Ok(ScenarioOutput {
+        report: Report {
+            scenario: loaded.file.name.clone(),
+            seed,
+            replications: reps,
+            cases,
+        },
+        trace_csv: if opts.trace {
+            drive::trace::to_csv(&traces)?
+        } else {
+            String::new()
+        },
+        trace_rows,
+        timeline_csv: if opts.timeline {
+            drive::timeline::to_csv(&timelines)?
+        } else {
+            String::new()
+        },
+        timelines,
+    })
+}
+
+/// One arm x replication: every query in order, metrics added up.
+pub struct ArmRun {
+    pub total: RunMetrics,
+    pub per_query: Vec<(String, RunMetrics)>,
+    pub traces: Vec<(String, Vec<TraceRow>)>,
+    pub timelines: Vec<(String, Vec<TimelineRow>)>,
+}
+
+pub fn run_arm(
+    r: &Resolved,
+    arm_index: usize,
+    replication: u32,
+    rec: Recording,
+    runner: &dyn Runner,
+) -> Result<ArmRun, (String, RunError)> {
+    let arm = &r.arms[arm_index];
+    let mut total = RunMetrics::default();
+    let mut per_query = Vec::new();
+    let mut traces = Vec::new();
+    let mut timelines = Vec::new();
+    for (qi, q) in r.queries.iter().enumerate() {
+        let out = runner
+            .run(r, arm, qi, q, replication, rec)
+            .map_err(|e| (q.name.clone(), e))?;
+        total.accumulate(&out.metrics);
+        if r.queries.len() > 1 {
+            per_query.push((q.name.clone(), out.metrics));
+        }
+        if rec.trace {
+            traces.push((q.name.clone(), out.trace));
+        }
+        if rec.timeline {
+            timelines.push((q.name.clone(), out.timeline));
+        }
+    }
+    Ok(ArmRun {
+        total,
+        per_query,
+        traces,
+        timelines,
+    })
+}
+
+fn run_case(
+    name: &str,
+    r: &Resolved,
+    rec: Recording,
+    runner: &dyn Runner,
+) -> Result<
+    (
+        CaseReport,
+        Vec<Labelled<TraceRow>>,
+        Vec<Labelled<TimelineRow>>,
+    ),
+    ScenarioRunError,
+> {
+    let jobs: Vec<(usize, u32)> = (0..r.arms.len())
+        .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
+        .collect();
+    let one = |&(a, rep): &(usize, u32)| run_arm(r, a, rep, rec, runner);
+    let results: Vec<Result<ArmRun, (String, RunError)>> = if runner.parallel() {
+        jobs.par_iter().map(one).collect()
+    } else {
+        jobs.iter().map(one).collect()
+    };
+    let mut arms: Vec<ArmReport> = r
+        .arms
+        .iter()
+        .map(|a| ArmReport {
+            arm: a.name.clone(),
+            strategy: a.strategy_name.clone(),
+            runs: Vec::new(),
+            per_query: Vec::new(),
+        })
+        .collect();
+    let mut traces = Vec::new();
+    let mut timelines = Vec::new();
+    for (&(a, rep), res) in jobs.iter().zip(results) {
+        let run = res.map_err(|(query, source)| ScenarioRunError::Run {
+            case: name.to_string(),
+            arm: r.arms[a].name.clone(),
+            replication: rep,
+            query,
+            source,
+        })?;
+        if rep == 0 {
+            arms[a].per_query = run.per_query;
+        }
+        arms[a].runs.push(run.total);
+        for (q, t) in run.traces {
+            traces.push((name.to_string(), r.arms[a].name.clone(), rep, q, t));
+        }
+        for (q, t) in run.timelines {
+            timelines.push((name.to_string(), r.arms[a].name.clone(), rep, q, t));
+        }
+    }
+    Ok((
+        CaseReport {
+            case: name.to_string(),
+            arms,
+        },
+        traces,
+        timelines,
+    ))
+}

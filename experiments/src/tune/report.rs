@@ -1,0 +1,205 @@
+//! What `sim tune` prints: the proposal (a `SETTINGS` line and YAML), a comparison with the
+//! defaults, the base generation and Arrow C++'s network-metrics rule, and a robustness view.
+
+use super::{
+    scale_store, settings_line, settings_yaml, tune, Evaluator, Measured, Target, TuneError,
+    TuneOptions, TuneResult,
+};
+use crate::report::render_rows;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+pub struct TuneOutput {
+    pub result: TuneResult,
+    pub text: String,
+}
+
+fn secs(ns: f64) -> String {
+    units::format_duration_f(ns)
+}
+
+fn total(m: &[Measured]) -> f64 {
+    m.iter().map(|x| x.wall_ns).sum()
+}
+
+/// Arrow C++'s `MakeFromNetworkMetrics` applied to a store model: hole = TTFB x BW, range =
+/// min(64 MiB, hole x 0.9 / 0.1), from the model's median first byte and per-stream bandwidth.
+pub fn arrow_cpp_settings(store: &models::store::StoreSpec) -> Vec<(String, String)> {
+    let ttfb_ns = store
+        .first_byte
+        .median
+        .or(store.first_byte.mean)
+        .or(store.first_byte.value)
+        .map(|d| d.0)
+        .unwrap_or(30_000_000);
+    let bw = store
+        .stream_bandwidth
+        .median
+        .or(store.stream_bandwidth.mean)
+        .or(store.stream_bandwidth.value)
+        .map(|b| b.0)
+        .unwrap_or(64e6);
+    let (hole, range) = coalescer::arrow_cpp_from_network_metrics(ttfb_ns, bw);
+    vec![
+        ("hole_size_limit".to_string(), units::format_bytes(hole)),
+        ("range_size_limit".to_string(), units::format_bytes(range)),
+    ]
+}
+
+pub fn tune_and_report(targets: &[Target], opts: &TuneOptions) -> Result<TuneOutput, TuneError> {
+    let result = tune(targets, opts)?;
+    let eval = Evaluator::new(targets, opts.reps);
+    let mut text = String::new();
+    let best = &result.best;
+    let _ = writeln!(
+        text,
+        "# best of {} evaluations (objective {:.4} of the defaults; lower is better)",
+        result.history.len(),
+        best.objective
+    );
+    let _ = writeln!(text, "{}", settings_line(best, &opts.params));
+    let _ = writeln!(text);
+    text.push_str(&settings_yaml(best));
+    let _ = writeln!(text);
+
+    // Comparison, per target and in total.
+    let base = eval.measure(&[], Some("clickhouse-base"))?;
+    let arrow = {
+        let store = targets
+            .first()
+            .map(|t| scenario::resolve(&t.scenario, &scenario::TableCache::default()))
+            .transpose()?
+            .map(|r| r.store);
+        match store {
+            Some(s) => Some(eval.measure(&arrow_cpp_settings(&s), Some("arrow-cpp"))?),
+            None => None,
+        }
+    };
+    let mut rows = vec![vec![
+        "scenario".to_string(),
+        "tuned".to_string(),
+        "clickhouse-redesign defaults".to_string(),
+        "clickhouse-base".to_string(),
+        "arrow-cpp (network metrics)".to_string(),
+    ]];
+    let delta = |x: f64, d: f64| {
+        if d > 0.0 {
+            format!(" ({:+.1}%)", (x / d - 1.0) * 100.0)
+        } else {
+            String::new()
+        }
+    };
+    for (i, t) in targets.iter().enumerate() {
+        let d = result.defaults.measured[i].wall_ns;
+        let tuned = best.measured.get(i).map(|m| m.wall_ns).unwrap_or(d);
+        rows.push(vec![
+            t.label.clone(),
+            format!("{}{}", secs(tuned), delta(tuned, d)),
+            secs(d),
+            format!("{}{}", secs(base[i].wall_ns), delta(base[i].wall_ns, d)),
+            arrow
+                .as_ref()
+                .map(|a| format!("{}{}", secs(a[i].wall_ns), delta(a[i].wall_ns, d)))
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    if targets.len() > 1 {
+        let d = total(&result.defaults.measured);
+        let tuned = if best.measured.is_empty() {
+            d
+        } else {
+            total(&best.measured)
+        };
+        rows.push(vec![
+            "total".into(),
+            format!("{}{}", secs(tuned), delta(tuned, d)),
+            secs(d),
+            format!("{}{}", secs(total(&base)), delta(total(&base), d)),
+            arrow
+                .as_ref()
+                .map(|a| format!("{}{}", secs(total(a)), delta(total(a), d)))
+                .unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    let _ = writeln!(
+        text,
+        "# wall time (deltas against the clickhouse-redesign defaults)"
+    );
+    text.push_str(&render_rows(&rows));
+
+    // Robustness: the same proposal when the store is 2x off the model.
+    let _ = writeln!(
+        text,
+        "\n# robustness: if the store's latency or bandwidth is 2x off the model"
+    );
+    let mut rows = vec![vec![
+        "store".to_string(),
+        "defaults".to_string(),
+        "tuned".to_string(),
+        "tuned vs defaults".to_string(),
+    ]];
+    for (label, lat, bw) in [
+        ("as modelled", 1.0, 1.0),
+        ("latency x2", 2.0, 1.0),
+        ("latency x0.5", 0.5, 1.0),
+        ("bandwidth x2", 1.0, 2.0),
+        ("bandwidth x0.5", 1.0, 0.5),
+    ] {
+        let mut e = Evaluator::new(targets, opts.reps);
+        e.adjust = Some(Box::new(move |r: &mut scenario::Resolved| {
+            scale_store(&mut r.store, lat, bw)
+        }));
+        let d = total(&e.measure(&[], None)?);
+        let t = total(&e.measure(&best.settings, None)?);
+        rows.push(vec![
+            label.into(),
+            secs(d),
+            secs(t),
+            format!("{:+.1}%", (t / d - 1.0) * 100.0),
+        ]);
+    }
+    text.push_str(&render_rows(&rows));
+    Ok(TuneOutput { result, text })
+}
+
+/// Best objective against evaluations.
+pub fn convergence_plot(
+    result: &TuneResult,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, charts::ChartError> {
+    let best: Vec<(f64, f64)> = result
+        .history
+        .iter()
+        .enumerate()
+        .map(|(i, (_, b))| ((i + 1) as f64, *b))
+        .collect();
+    let each: Vec<(f64, f64)> = result
+        .history
+        .iter()
+        .enumerate()
+        .filter(|(_, (e, _))| e.objective < 10.0)
+        .map(|(i, (e, _))| ((i + 1) as f64, e.objective))
+        .collect();
+    charts::LineChart {
+        title: "sim tune: convergence".into(),
+        x_label: "evaluations".into(),
+        y_label: "objective (relative to the defaults)".into(),
+        series: vec![
+            charts::Series {
+                name: "best so far".into(),
+                points: best,
+                band: vec![],
+            },
+            charts::Series {
+                name: "each evaluation".into(),
+                points: each,
+                band: vec![],
+            },
+        ],
+        log_x: false,
+        log_y: false,
+        x_format: None,
+        y_format: None,
+    }
+    .save(&dir.join("tune-convergence"))
+}

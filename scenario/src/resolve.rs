@@ -1,0 +1,333 @@
+//! From a parsed scenario to what a run needs: the table, the queries as the planner takes
+//! them, the store model, the cache and CPU models, and each arm's strategy.
+
+use super::file::{ColumnRef, QueryConfig, ScenarioFile, Warmth};
+use super::load::{nearest, LoadedScenario, ScenarioError};
+use layout::{FileIndex, Table};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+/// A query ready for the planner.
+#[derive(Debug, Clone)]
+pub struct ResolvedQuery {
+    pub name: String,
+    pub spec: planner::QuerySpec,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResolvedArm {
+    pub name: String,
+    pub strategy_name: String,
+    pub strategy: planner::Strategy,
+}
+
+/// Everything one case of a scenario needs to run.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub name: String,
+    pub seed: u64,
+    pub replications: u32,
+    pub table: Arc<Table>,
+    pub queries: Vec<ResolvedQuery>,
+    pub store: models::store::StoreSpec,
+    pub page_cache: Option<models::page_cache::PageCacheSpec>,
+    pub fs_cache: Option<models::fs_cache::FsCacheSpec>,
+    pub cpu: models::cpu::CpuSpec,
+    pub arms: Vec<ResolvedArm>,
+}
+
+/// Tables already built in this process, keyed by their source, so that cases and sweep points
+/// that share a table build it once.
+#[derive(Default)]
+pub struct TableCache {
+    tables: Mutex<BTreeMap<String, Arc<Table>>>,
+}
+
+impl TableCache {
+    fn get_or_build(
+        &self,
+        key: String,
+        build: impl FnOnce() -> Result<Table, ScenarioError>,
+    ) -> Result<Arc<Table>, ScenarioError> {
+        if let Some(t) = self.tables.lock().map_err(|_| poisoned())?.get(&key) {
+            return Ok(t.clone());
+        }
+        let table = Arc::new(build()?);
+        self.tables
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key, table.clone());
+        Ok(table)
+    }
+}
+
+fn poisoned() -> ScenarioError {
+    ScenarioError::new(
+        Path::new("<table cache>"),
+        "a worker thread panicked while building a table",
+    )
+}
+
+pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved, ScenarioError> {
+    let f: &ScenarioFile = &loaded.file;
+    let path = loaded.path.as_path();
+    let text = loaded.text.as_str();
+    let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
+
+    // Table.
+    let table = match (&f.table.generate, &f.table.layout) {
+        (Some(spec), None) => {
+            let key = format!("generate:{}:{}", f.seed, serde_json::to_string(&loaded.tree["table"]).unwrap_or_default());
+            tables.get_or_build(key, || {
+                tablegen::generate(spec, f.seed).map_err(|e| err("generate", format!("cannot generate the table: {e}")))
+            })?
+        }
+        (None, Some(rel)) => {
+            let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
+            let key = format!("layout:{}", full.display());
+            tables.get_or_build(key, || {
+                let bytes = std::fs::read(&full).map_err(|e| {
+                    err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
+                })?;
+                layout::format::read_table(&bytes).map_err(|e| err("layout", format!("{}: {e}", full.display())))
+            })?
+        }
+        _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
+    };
+    table
+        .validate()
+        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+
+    // Queries.
+    let mut query_configs: Vec<QueryConfig> = f.queries.clone();
+    if let Some(q) = &f.query {
+        if !query_configs.is_empty() {
+            return Err(err(
+                "queries",
+                "give either `query:` or `queries:`, not both".into(),
+            ));
+        }
+        query_configs.push(q.clone());
+    }
+    if query_configs.is_empty() {
+        return Err(err(
+            "query",
+            "the scenario has no query: add `query:` with at least `columns:`".into(),
+        ));
+    }
+    let schema_columns: Vec<String> = table
+        .schemas
+        .first()
+        .map(|s| s.columns.clone())
+        .unwrap_or_default();
+    let mut queries = Vec::new();
+    for (qi, q) in query_configs.iter().enumerate() {
+        let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
+        let spec = query_spec(q, f, &table, &schema_columns)
+            .map_err(|(key, msg)| err(&key, format!("query {name}: {msg}")))?;
+        queries.push(ResolvedQuery { name, spec });
+    }
+
+    // Store.
+    let store = resolve_store(&f.store).map_err(|m| err("store", m))?;
+
+    // Arms.
+    if f.arms.is_empty() {
+        return Err(err(
+            "arms",
+            "the scenario has no arms: add at least one `- name: ..., strategy: ...`".into(),
+        ));
+    }
+    let mut arms = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for arm in &f.arms {
+        if !seen.insert(arm.name.clone()) {
+            return Err(err(
+                "name",
+                format!("two arms are called `{}`; arm names must differ", arm.name),
+            ));
+        }
+        let mut strategy =
+            planner::Strategy::preset(&arm.strategy).map_err(|e| err("strategy", e.to_string()))?;
+        for (k, v) in f.settings.iter().chain(arm.settings.iter()) {
+            strategy
+                .set(k, &v.0)
+                .map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
+        }
+        arms.push(ResolvedArm {
+            name: arm.name.clone(),
+            strategy_name: arm.strategy.clone(),
+            strategy,
+        });
+    }
+
+    let cpu = f.cpu.clone().unwrap_or_default();
+    cpu.validate().map_err(|e| err("cpu", e.to_string()))?;
+    if let Some(pc) = &f.caches.page_cache {
+        pc.validate()
+            .map_err(|e| err("page_cache", e.to_string()))?;
+    }
+    if let Some(fc) = &f.caches.filesystem_cache {
+        fc.validate()
+            .map_err(|e| err("filesystem_cache", e.to_string()))?;
+    }
+    Ok(Resolved {
+        name: f.name.clone(),
+        seed: f.seed,
+        replications: f.replications.max(1),
+        table,
+        queries,
+        store,
+        page_cache: f.caches.page_cache.clone(),
+        fs_cache: f.caches.filesystem_cache.clone(),
+        cpu,
+        arms,
+    })
+}
+
+/// `store:` is a preset name, `{preset: name, ...refinements}`, or a whole inline model.
+fn resolve_store(v: &serde_json::Value) -> Result<models::store::StoreSpec, String> {
+    use serde_json::Value;
+    let merged = match v {
+        Value::String(name) => return models::store::StoreSpec::preset(name).map_err(|e| e.to_string()),
+        Value::Object(map) => match map.get("preset") {
+            Some(Value::String(name)) => {
+                let text = models::store::StoreSpec::preset_text(name).map_err(|e| e.to_string())?;
+                let mut base: Value = serde_saphyr::from_str(text).map_err(|e| format!("preset {name}: {e}"))?;
+                let mut rest = map.clone();
+                rest.remove("preset");
+                merge(&mut base, &Value::Object(rest));
+                base
+            }
+            Some(_) => return Err("`preset` must be a preset name such as `s3-standard`".into()),
+            None => v.clone(),
+        },
+        _ => return Err("`store` must be a preset name (s3-standard, s3-express-one-zone, local-nvme) or a store model".into()),
+    };
+    let spec: models::store::StoreSpec = serde_path_to_error::deserialize(merged).map_err(|e| {
+        format!(
+            "store.{}: {}",
+            e.path(),
+            super::load::with_suggestion(&e.inner().to_string())
+        )
+    })?;
+    spec.validate().map_err(|e| e.to_string())?;
+    Ok(spec)
+}
+
+/// Deep merge: maps merge key by key, anything else replaces.
+fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
+    match (base, over) {
+        (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(k) {
+                    Some(slot) => merge(slot, v),
+                    None => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
+}
+
+fn column_index(c: &ColumnRef, columns: &[String]) -> Result<u32, String> {
+    match c {
+        ColumnRef::Index(i) if (*i as usize) < columns.len() => Ok(*i),
+        ColumnRef::Index(i) => Err(format!(
+            "column {i} does not exist: the table has {} columns (0..{})",
+            columns.len(),
+            columns.len().saturating_sub(1)
+        )),
+        ColumnRef::Name(n) => columns
+            .iter()
+            .position(|c| c == n)
+            .map(|i| i as u32)
+            .ok_or_else(|| match nearest(n, columns.iter().map(String::as_str)) {
+                Some(best) => format!("no column `{n}` (did you mean `{best}`?)"),
+                None => format!("no column `{n}` in a table of {} columns", columns.len()),
+            }),
+    }
+}
+
+fn columns(
+    list: &[ColumnRef],
+    columns_: &[String],
+    key: &str,
+) -> Result<Vec<u32>, (String, String)> {
+    list.iter()
+        .map(|c| column_index(c, columns_).map_err(|m| (key.to_string(), m)))
+        .collect()
+}
+
+fn fraction(v: f64, key: &str) -> Result<f64, (String, String)> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err((
+            key.to_string(),
+            format!("{v} is not a fraction between 0 and 1"),
+        ))
+    }
+}
+
+fn query_spec(
+    q: &QueryConfig,
+    f: &ScenarioFile,
+    table: &Table,
+    schema: &[String],
+) -> Result<planner::QuerySpec, (String, String)> {
+    let n_files = table.files.len() as u32;
+    let files: Vec<FileIndex> = match (q.files.first, q.files.count, q.files.fraction) {
+        (None, None, None) => (0..n_files).collect(),
+        (first, count, None) => {
+            let first = first.unwrap_or(0);
+            let count = count.unwrap_or(n_files.saturating_sub(first));
+            if first.saturating_add(count) > n_files || count == 0 {
+                return Err((
+                    "files".into(),
+                    format!(
+                        "files {first}..{} are not within the table's {n_files} files",
+                        first.saturating_add(count)
+                    ),
+                ));
+            }
+            (first..first + count).collect()
+        }
+        (None, None, Some(frac)) => {
+            let frac = fraction(frac, "fraction")?;
+            let count = ((n_files as f64) * frac).round() as u32;
+            // Spread evenly: file i*n/count.
+            (0..count)
+                .map(|i| ((i as u64 * n_files as u64) / count.max(1) as u64) as u32)
+                .collect()
+        }
+        _ => {
+            return Err((
+                "files".into(),
+                "give `first`/`count` or `fraction`, not both".into(),
+            ))
+        }
+    };
+    let mut spec = planner::QuerySpec::new(columns(&q.columns, schema, "columns")?, files);
+    spec.row_group_keep_fraction = fraction(q.row_groups, "row_groups")?;
+    if let Some(p) = &q.prewhere {
+        spec.prewhere_columns = columns(&p.columns, schema, "prewhere")?;
+        spec.prewhere_selectivity = fraction(p.selectivity, "selectivity")?;
+    }
+    if let Some(ci) = &q.column_index {
+        spec.column_index_columns = columns(&ci.columns, schema, "column_index")?;
+        spec.page_keep_fraction = fraction(ci.keep_fraction, "keep_fraction")?;
+    }
+    if let Some(b) = &q.bloom {
+        spec.bloom_columns = columns(&b.columns, schema, "bloom")?;
+        spec.bloom_drop_fraction = fraction(b.drop_fraction, "drop_fraction")?;
+        spec.bloom_probes = b.probes;
+    }
+    spec.parquet_metadata_cache_warm = f.caches.parquet_metadata == Warmth::Warm;
+    spec.iceberg_metadata_cache_warm = f.caches.iceberg_metadata == Warmth::Warm;
+    spec.seed = f.seed;
+    Ok(spec)
+}

@@ -1,0 +1,108 @@
+//! The `sim measure` command line: mirrors `sim run` (same report on stdout, same trace file,
+//! progress on stderr), with where the objects are instead of a store model.
+
+use anyhow::Result;
+use drive_s3::{Measured, RealStore, S3Endpoint};
+use experiments::run::{run_scenario_with, RunOptions};
+use std::path::PathBuf;
+
+/// `sim measure SCENARIO --endpoint URL --bucket B ...`
+#[derive(Debug, clap::Args)]
+pub struct MeasureArgs {
+    pub scenario: PathBuf,
+    /// The S3 API endpoint, e.g. `http://127.0.0.1:9000` (path-style requests).
+    #[arg(long)]
+    pub endpoint: String,
+    #[arg(long)]
+    pub bucket: String,
+    /// Access key id (without keys, requests are sent unsigned).
+    #[arg(long, requires = "secret_key")]
+    pub access_key: Option<String>,
+    #[arg(long, requires = "access_key")]
+    pub secret_key: Option<String>,
+    /// Signing region (default: us-east-1).
+    #[arg(long)]
+    pub region: Option<String>,
+    /// Key prefix: data file i is the object `PREFIX/<its recorded path>`.
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+    /// Override a value: `path=value` (as for `sim run`; the store model's retry policy,
+    /// timeout, progress chunk and prices apply, its latencies and bandwidths do not).
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Only these cases (repeatable).
+    #[arg(long = "case")]
+    pub cases: Vec<String>,
+    /// Only these arms (repeatable).
+    #[arg(long = "arm")]
+    pub arms: Vec<String>,
+    /// Replications (default 1).
+    #[arg(long)]
+    pub reps: Option<u32>,
+    /// Print the report as JSON instead of a table.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print the report as CSV instead of a table.
+    #[arg(long)]
+    pub csv: bool,
+    /// Write the request trace (one row per HTTP request; the format `sim fit` and `sim replay`
+    /// read).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write the timeline (GETs in flight, bytes in flight, pool memory over time), as
+    /// `sim run --timeline` does.
+    #[arg(long, value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+    /// Open this many connections (uncounted 1-byte GETs) before each case.
+    #[arg(long, default_value_t = 0)]
+    pub warm_connections: u32,
+    /// Threads running the requests (1 to 4).
+    #[arg(long, default_value_t = 2)]
+    pub io_workers: usize,
+}
+
+/// Runs the command.
+pub fn run(args: MeasureArgs) -> Result<()> {
+    let overrides = super::parse_overrides(&args.set)?;
+    let loaded = scenario::load(&args.scenario, &overrides)?;
+    let endpoint = S3Endpoint {
+        endpoint: args.endpoint.clone(),
+        bucket: args.bucket.clone(),
+        access_key: args.access_key,
+        secret_key: args.secret_key,
+        region: args.region,
+    };
+    let store = RealStore {
+        store: drive_s3::connect(&endpoint)?,
+        prefix: args.prefix,
+    };
+    let opts = RunOptions {
+        // A measurement is slow and real: one replication unless asked.
+        replications: Some(args.reps.unwrap_or(1)),
+        cases: args.cases,
+        arms: args.arms,
+        trace: args.trace.is_some(),
+        timeline: args.timeline.is_some(),
+        ..Default::default()
+    };
+    let rt = drive_s3::runtime(args.io_workers)?;
+    let runner = Measured::new(store, &rt, args.warm_connections, true);
+    let started = std::time::Instant::now();
+    let out = run_scenario_with(&loaded, &opts, &runner)?;
+    eprintln!(
+        "measured {} against {} bucket {} in {:.2}s",
+        args.scenario.display(),
+        args.endpoint,
+        args.bucket,
+        started.elapsed().as_secs_f64()
+    );
+    out.write_csv_files(args.trace.as_deref(), args.timeline.as_deref())?;
+    if args.json {
+        println!("{}", out.report.to_json());
+    } else if args.csv {
+        print!("{}", out.report.to_csv()?);
+    } else {
+        print!("{}", out.report.to_table());
+    }
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! `sim record`: layouts of real Parquet files or a local Iceberg table.
+
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+#[derive(Subcommand)]
+pub enum RecordWhat {
+    /// Parquet files or directories of them.
+    Parquet {
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Output layout file (default: traces/layouts/<name>.layout).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Fail on the first file that cannot be recorded (default: skip it and say so).
+        #[arg(long)]
+        strict: bool,
+    },
+    /// A local Iceberg table, from its metadata JSON.
+    Iceberg {
+        metadata_json: PathBuf,
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+}
+
+pub fn run(what: RecordWhat) -> Result<()> {
+    let (table, default_name, output) = match what {
+        RecordWhat::Parquet {
+            paths,
+            output,
+            strict,
+        } => {
+            let outcome = record::record_parquet_files(&paths)?;
+            for (path, err) in &outcome.skipped {
+                eprintln!("skipped {}: {err}", path.display());
+            }
+            let outcome = if strict {
+                record::RecordOutcome {
+                    table: outcome.strict()?,
+                    skipped: Vec::new(),
+                }
+            } else {
+                outcome
+            };
+            let name = paths
+                .first()
+                .and_then(|p| p.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "table".into());
+            (outcome.table, name, output)
+        }
+        RecordWhat::Iceberg {
+            metadata_json,
+            output,
+        } => {
+            let table = record::record_iceberg(&metadata_json)?;
+            let name = metadata_json
+                .parent()
+                .and_then(|p| p.parent())
+                .and_then(|p| p.file_name())
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "iceberg".into());
+            (table, name, output)
+        }
+    };
+    let mut table = table;
+    table.provenance.tool = format!(
+        "sim {} {}",
+        env!("CARGO_PKG_VERSION"),
+        table.provenance.tool
+    );
+    let output = output
+        .unwrap_or_else(|| PathBuf::from("traces/layouts").join(format!("{default_name}.layout")));
+    if let Some(dir) = output.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut bytes = Vec::new();
+    layout::format::write_table(&table, &mut bytes)?;
+    std::fs::write(&output, &bytes).with_context(|| format!("writing {}", output.display()))?;
+    eprintln!(
+        "recorded {} files, {} column chunks, {} of data into {} ({})",
+        table.files.len(),
+        table.column_chunk_count(),
+        units::format_bytes(table.total_bytes()),
+        output.display(),
+        units::format_bytes(bytes.len() as u64)
+    );
+    Ok(())
+}

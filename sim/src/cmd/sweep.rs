@@ -1,0 +1,80 @@
+//! `sim sweep`: a grid over settings or model parameters, to CSV and plots.
+
+use anyhow::Result;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    pub scenario: PathBuf,
+    /// An axis: `NAME=VALUES`, VALUES a list (`64KiB,1MiB,4MiB`) or a range with a step rule
+    /// (`64KiB..16MiB:x2`, `0..1MiB:+128KiB`). NAME is a setting or a dotted path into the
+    /// scenario (`store.first_byte.median`). Default: the scenario's `sweep:` section.
+    #[arg(long = "vary", value_name = "NAME=VALUES")]
+    pub vary: Vec<String>,
+    /// Replications per point (the same seeds at every point).
+    #[arg(long)]
+    pub reps: Option<u32>,
+    /// Fixed overrides applied before the sweep.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub set: Vec<String>,
+    /// Which case of the scenario to sweep (default: the first).
+    #[arg(long)]
+    pub case: Option<String>,
+    /// CSV output, one row per (point, arm); written as points finish.
+    #[arg(short, long, default_value = "sweep.csv")]
+    pub output: PathBuf,
+    /// Keep the complete points an interrupted run of the same sweep wrote, and run the rest.
+    #[arg(long)]
+    pub resume: bool,
+    /// Write plots (PNG and SVG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Worker threads (results do not depend on it).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run(args: SweepArgs) -> Result<()> {
+    let overrides = super::parse_overrides(&args.set)?;
+    let loaded = scenario::load(&args.scenario, &overrides)?;
+    let (axes, reps_from_file) = experiments::sweep::axes_for(&loaded, &args.vary)?;
+    let points: usize = axes.iter().map(|a| a.values.len()).product();
+    eprintln!(
+        "sweeping {} over {} point{} ({})",
+        args.scenario.display(),
+        points,
+        if points == 1 { "" } else { "s" },
+        axes.iter()
+            .map(|a| format!("{}: {} values", a.name, a.values.len()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let opts = experiments::sweep::SweepOptions {
+        axes,
+        reps: args.reps.or(reps_from_file),
+        output: args.output.clone(),
+        resume: args.resume,
+        case: args.case,
+        progress: true,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads.unwrap_or(0))
+        .build()?;
+    let started = std::time::Instant::now();
+    let result = pool.install(|| experiments::sweep::run_sweep(&loaded, &opts))?;
+    eprintln!(
+        "{} points run, {} kept from before, in {:.1}s; rows in {}",
+        result.points_run,
+        result.points_resumed,
+        started.elapsed().as_secs_f64(),
+        args.output.display()
+    );
+    if let Some(dir) = &args.plot {
+        let paths = experiments::plots::sweep_plots(&result, &loaded.file.name, dir)?;
+        for p in paths {
+            eprintln!("plot: {}", p.display());
+        }
+    }
+    Ok(())
+}
+

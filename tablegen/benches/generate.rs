@@ -1,0 +1,55 @@
+//! Generate, write and read the many-small-files layout (17,554 files x 437 columns, 7.7 M
+//! column chunks). Prints the layout file's size once. Run: `cargo bench -p tablegen --bench generate`.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use layout::format::{read_table, write_table, write_table_with, Compression, WriteOptions};
+use tablegen::{generate, GeneratorSpec};
+use std::hint::black_box;
+
+fn many_small_files() -> GeneratorSpec {
+    serde_saphyr::from_str(include_str!("../tests/specs/many-small-files.yaml"))
+        .expect("the spec parses")
+}
+
+fn bench(c: &mut Criterion) {
+    let spec = many_small_files();
+    let table = generate(&spec, 42).expect("the spec generates");
+    let mut bytes = Vec::new();
+    write_table(&table, &mut bytes).expect("writes");
+    for (name, compression) in [
+        ("none", Compression::None),
+        ("deflate-1", Compression::Deflate { level: 1 }),
+        ("deflate-6", Compression::Deflate { level: 6 }),
+    ] {
+        let mut out = Vec::new();
+        write_table_with(&table, &mut out, &WriteOptions { compression }).expect("writes");
+        eprintln!(
+            "layout file, {name}: {} bytes ({} column chunks)",
+            out.len(),
+            table.column_chunk_count()
+        );
+    }
+
+    let mut g = c.benchmark_group("many-small-files");
+    g.sample_size(10);
+    g.bench_function("generate", |b| {
+        b.iter(|| generate(black_box(&spec), 42).expect("generates"))
+    });
+    g.bench_function("write", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(bytes.len());
+            write_table(black_box(&table), &mut out).expect("writes");
+            out
+        })
+    });
+    g.bench_function("read", |b| {
+        b.iter(|| read_table(black_box(&bytes)).expect("reads"))
+    });
+    g.bench_function("validate", |b| {
+        b.iter(|| black_box(&table).validate().expect("valid"))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

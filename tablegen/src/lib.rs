@@ -1,0 +1,1692 @@
+//! Deterministic synthetic layouts: a [`GeneratorSpec`] and a seed give one [`Table`], always
+//! the same (a `Pcg64` seeded from the seed; no hash-map order anywhere).
+//!
+//! What a generated file looks like, as Parquet 1.12+ writers place it: the 4-byte `PAR1`
+//! magic; the row groups in order, each with its column chunks in schema order (dictionary
+//! page, then data pages); then all column indexes, all offset indexes and all bloom filters
+//! (row group by row group, column by column); then the footer, whose length is derived from
+//! the schema width and the row-group count ([`FooterSpec`]), then its 4-byte length and `PAR1`.
+//!
+//! Sizes: each file's **data** bytes (column chunks, compressed) come from `file_data_size`
+//! (split evenly over the file's row groups) or from `row_group_size` (one draw per row group);
+//! indexes, bloom filters and the footer come on top. A row group's bytes are shared among
+//! columns by weight; columns with an explicit `size` get exactly that many bytes per chunk.
+//! Every chunk has at least [`MIN_CHUNK_BYTES`].
+//!
+//! A spec in YAML (sizes need a unit; a bare value is a fixed size or count; `file_count`,
+//! `columns.count`, one of `file_data_size` / `row_group_size` and one of `rows_per_row_group` /
+//! `bytes_per_row` are required, the rest have defaults):
+//!
+//! ```yaml
+//! name: many-small-files
+//! file_count: 17554
+//! file_data_size:
+//!   mixture:
+//!     - { weight: 0.9, dist: { lognormal: { median: 25KiB, sigma: 0.6 } } }
+//!     - { weight: 0.1, dist: { lognormal: { median: 25MiB, sigma: 1.0, max: 2GiB } } }
+//! row_groups_per_file: 1
+//! rows_per_row_group: { range: { min: 100, max: 5000 } }
+//! columns:
+//!   count: 437
+//!   weights: { lognormal: { sigma: 1.0 } }
+//!   overrides:
+//!     - { index: 3, size: 640B }
+//!     - { index: 7, weight: 20, bloom_filter: true }
+//! codec: zstd
+//! compression_ratio: 4
+//! dictionary_fraction: 0.5
+//! page_size: 1MiB
+//! indexes: { column_index: all, bloom_filters: [1, 2] }
+//! footer: { per_column_chunk_bytes: 150B, per_column_bytes: 30B }
+//! iceberg: { manifest_count: 30, manifest_size: 12KiB }
+//! ```
+
+use layout::{
+    Codec, ColumnChunk, FileLayout, IcebergMetadata, PageLocation, Provenance, RowGroup, Schema,
+    Table, NO_BLOOM_FILTER,
+};
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution, StandardNormal};
+use rand_pcg::Pcg64;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use units::Bytes;
+
+/// The smallest column chunk generated: a data page header and a few bytes of data.
+pub const MIN_CHUNK_BYTES: u64 = 16;
+/// Thrift overhead of an offset index besides its page entries.
+pub const OFFSET_INDEX_BASE_BYTES: u64 = 4;
+/// Thrift overhead of a column index besides its per-page entries.
+pub const COLUMN_INDEX_BASE_BYTES: u64 = 8;
+/// A single drawn size above this (256 TiB) is refused: it is a spec error, not a layout.
+pub const MAX_DRAWN_BYTES: u64 = 1 << 48;
+/// Refuse specs that would hold more column chunks than this (80 bytes each in memory).
+pub const MAX_COLUMN_CHUNKS: u64 = 100_000_000;
+/// Refuse specs that would list more pages than this (24 bytes each in memory).
+pub const MAX_PAGES: u64 = 100_000_000;
+/// Smallest accepted `page_size`.
+pub const MIN_PAGE_SIZE_BYTES: u64 = 1024;
+
+/// How to generate a table. See the module doc for a YAML example.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorSpec {
+    /// Names the table in file paths (`{name}/part-00000.parquet`) and provenance.
+    #[serde(default = "default_name")]
+    pub name: String,
+    pub file_count: u64,
+    /// Compressed data bytes per file (all column chunks), split evenly over its row groups.
+    /// Exactly one of this and `row_group_size` must be given.
+    #[serde(default)]
+    pub file_data_size: Option<SizeDist>,
+    /// Compressed data bytes per row group, drawn for each row group.
+    #[serde(default)]
+    pub row_group_size: Option<SizeDist>,
+    #[serde(default = "one")]
+    pub row_groups_per_file: CountDist,
+    /// Rows of each row group. Exactly one of this and `bytes_per_row` must be given.
+    #[serde(default)]
+    pub rows_per_row_group: Option<CountDist>,
+    /// Compressed data bytes per row: a row group holds `max(1, bytes / bytes_per_row)` rows,
+    /// so that rows follow sizes in a mixture of small and large files.
+    #[serde(default)]
+    pub bytes_per_row: Option<Bytes>,
+    pub columns: ColumnsSpec,
+    /// Target uncompressed bytes per data page (Parquet writers' `data_page_size`); a chunk's
+    /// page count is `ceil(uncompressed data bytes / page_size)`.
+    #[serde(default = "default_page_size")]
+    pub page_size: Bytes,
+    #[serde(default)]
+    pub codec: CodecName,
+    /// Uncompressed over compressed bytes; default 1 for `uncompressed`, else 3.
+    #[serde(default)]
+    pub compression_ratio: Option<f64>,
+    /// Fraction of columns (chosen at random, the same in every file) with a dictionary page.
+    #[serde(default)]
+    pub dictionary_fraction: f64,
+    /// Share of a dictionary column's chunk bytes that its dictionary page takes.
+    #[serde(default = "default_dictionary_share")]
+    pub dictionary_share: f64,
+    /// Multiplicative noise on each chunk's weight (sigma of a lognormal with median 1); 0 keeps
+    /// every file's column proportions identical.
+    #[serde(default)]
+    pub chunk_jitter_sigma: f64,
+    #[serde(default)]
+    pub indexes: IndexSpec,
+    #[serde(default)]
+    pub footer: FooterSpec,
+    #[serde(default)]
+    pub iceberg: Option<IcebergSpec>,
+}
+
+fn default_name() -> String {
+    "generated".to_string()
+}
+fn one() -> CountDist {
+    CountDist::Fixed(1)
+}
+fn default_page_size() -> Bytes {
+    Bytes(1 << 20)
+}
+fn default_dictionary_share() -> f64 {
+    0.1
+}
+
+/// A distribution of byte sizes. In YAML a bare size (`25KiB`) is `fixed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self")]
+pub enum SizeDist {
+    Fixed(Bytes),
+    /// Uniform over `[min, max]`.
+    Uniform {
+        min: Bytes,
+        max: Bytes,
+    },
+    /// `median * exp(sigma * N(0, 1))`, clamped to `[min, max]` when given.
+    Lognormal {
+        median: Bytes,
+        sigma: f64,
+        #[serde(default)]
+        min: Option<Bytes>,
+        #[serde(default)]
+        max: Option<Bytes>,
+    },
+    /// Picks a component with probability proportional to its weight.
+    Mixture(Vec<MixtureComponent>),
+}
+
+/// One component of [`SizeDist::Mixture`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MixtureComponent {
+    pub weight: f64,
+    pub dist: SizeDist,
+}
+
+/// A distribution of counts. In YAML a bare count (`29`, `10k`) is `fixed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+#[serde(remote = "Self")]
+pub enum CountDist {
+    Fixed(u64),
+    /// Uniform over `[min, max]`, both included.
+    Range {
+        min: u64,
+        max: u64,
+    },
+}
+
+/// Accepts the bare-value shorthand, else the tagged map form with its usual errors.
+macro_rules! shorthand_deserialize {
+    ($ty:ident, $expecting:literal, |$v:ident: &str| $from_str:expr) => {
+        impl Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                $ty::serialize(self, s)
+            }
+        }
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str($expecting)
+                    }
+                    fn visit_str<E: de::Error>(self, $v: &str) -> Result<$ty, E> {
+                        $from_str.map_err(E::custom)
+                    }
+                    fn visit_u64<E: de::Error>(self, v: u64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$ty, E> {
+                        self.visit_str(&v.to_string())
+                    }
+                    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<$ty, A::Error> {
+                        $ty::deserialize(de::value::MapAccessDeserializer::new(map))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+shorthand_deserialize!(
+    SizeDist,
+    "a size such as `25KiB`, or one of `fixed`, `uniform`, `lognormal`, `mixture`",
+    |v: &str| v.parse::<Bytes>().map(SizeDist::Fixed)
+);
+shorthand_deserialize!(
+    CountDist,
+    "a count such as `29`, or `fixed` or `range: { min, max }`",
+    |v: &str| units::parse_count(v).map(CountDist::Fixed)
+);
+
+/// Parquet codecs as written in specs (`zstd`, `snappy`, `lz4_raw`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodecName {
+    Uncompressed,
+    Snappy,
+    Gzip,
+    Lzo,
+    Brotli,
+    Lz4,
+    #[default]
+    Zstd,
+    Lz4Raw,
+}
+
+impl CodecName {
+    pub fn codec(self) -> Codec {
+        match self {
+            CodecName::Uncompressed => Codec::Uncompressed,
+            CodecName::Snappy => Codec::Snappy,
+            CodecName::Gzip => Codec::Gzip,
+            CodecName::Lzo => Codec::Lzo,
+            CodecName::Brotli => Codec::Brotli,
+            CodecName::Lz4 => Codec::Lz4,
+            CodecName::Zstd => Codec::Zstd,
+            CodecName::Lz4Raw => Codec::Lz4Raw,
+        }
+    }
+}
+
+/// The columns of the (single) schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnsSpec {
+    pub count: u32,
+    /// How a row group's bytes are shared among columns; drawn once per table.
+    #[serde(default)]
+    pub weights: WeightDist,
+    #[serde(default)]
+    pub overrides: Vec<ColumnOverride>,
+    /// Column `k` is named `{name_prefix}{k}` unless an override names it.
+    #[serde(default = "default_prefix")]
+    pub name_prefix: String,
+}
+
+fn default_prefix() -> String {
+    "c".to_string()
+}
+
+/// Per-column weights.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum WeightDist {
+    /// Every column weighs 1.
+    #[default]
+    Uniform,
+    /// `exp(sigma * N(0, 1))` per column.
+    Lognormal { sigma: f64 },
+    /// One weight per column, in schema order (as many as `count`).
+    List(Vec<f64>),
+}
+
+/// Settings for one column, overriding the table-wide ones.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColumnOverride {
+    pub index: u32,
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Exact compressed bytes of every chunk of this column (dictionary page included).
+    #[serde(default)]
+    pub size: Option<Bytes>,
+    #[serde(default)]
+    pub weight: Option<f64>,
+    #[serde(default)]
+    pub dictionary: Option<bool>,
+    #[serde(default)]
+    pub bloom_filter: Option<bool>,
+    #[serde(default)]
+    pub column_index: Option<bool>,
+    #[serde(default)]
+    pub compression_ratio: Option<f64>,
+}
+
+/// Which page indexes and bloom filters the files hold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSpec {
+    /// Offset index (page locations) for every chunk. Without it no pages are listed.
+    #[serde(default = "yes")]
+    pub offset_index: bool,
+    #[serde(default)]
+    pub column_index: ColumnSelection,
+    /// Columns with a bloom filter in every row group.
+    #[serde(default)]
+    pub bloom_filters: Vec<u32>,
+    /// Bytes of one bloom filter, header included.
+    #[serde(default = "default_bloom_size")]
+    pub bloom_filter_size: Bytes,
+    /// Whether the footer records bloom filter lengths (`bloom_filter_length`, newer writers).
+    #[serde(default = "yes")]
+    pub bloom_filter_len_recorded: bool,
+    #[serde(default = "default_oi_page")]
+    pub offset_index_bytes_per_page: Bytes,
+    #[serde(default = "default_ci_page")]
+    pub column_index_bytes_per_page: Bytes,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_bloom_size() -> Bytes {
+    Bytes(16 << 10)
+}
+fn default_oi_page() -> Bytes {
+    Bytes(12)
+}
+fn default_ci_page() -> Bytes {
+    Bytes(32)
+}
+
+impl Default for IndexSpec {
+    fn default() -> Self {
+        Self {
+            offset_index: true,
+            column_index: ColumnSelection::All,
+            bloom_filters: Vec::new(),
+            bloom_filter_size: default_bloom_size(),
+            bloom_filter_len_recorded: true,
+            offset_index_bytes_per_page: default_oi_page(),
+            column_index_bytes_per_page: default_ci_page(),
+        }
+    }
+}
+
+/// A set of columns: `all`, `none`, `{ fraction: 0.3 }` (random, the same in every file) or
+/// `{ columns: [1, 5] }`.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ColumnSelection {
+    #[default]
+    All,
+    None,
+    Fraction(f64),
+    Columns(Vec<u32>),
+}
+
+/// The footer's Thrift size: `fixed + per_column * columns + per_row_group * row_groups +
+/// per_column_chunk * columns * row_groups`. Real files: about 30 bytes per schema column and
+/// 100-200 per column chunk, so a 437-column one-row-group file has a footer over 64 KiB.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FooterSpec {
+    #[serde(default = "default_footer_fixed")]
+    pub fixed_bytes: Bytes,
+    #[serde(default = "default_footer_col")]
+    pub per_column_bytes: Bytes,
+    #[serde(default = "default_footer_rg")]
+    pub per_row_group_bytes: Bytes,
+    #[serde(default = "default_footer_chunk")]
+    pub per_column_chunk_bytes: Bytes,
+}
+
+fn default_footer_fixed() -> Bytes {
+    Bytes(256)
+}
+fn default_footer_col() -> Bytes {
+    Bytes(30)
+}
+fn default_footer_rg() -> Bytes {
+    Bytes(32)
+}
+fn default_footer_chunk() -> Bytes {
+    Bytes(150)
+}
+
+impl Default for FooterSpec {
+    fn default() -> Self {
+        Self {
+            fixed_bytes: default_footer_fixed(),
+            per_column_bytes: default_footer_col(),
+            per_row_group_bytes: default_footer_rg(),
+            per_column_chunk_bytes: default_footer_chunk(),
+        }
+    }
+}
+
+/// The Iceberg metadata a cold query reads before data.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IcebergSpec {
+    #[serde(default = "default_metadata_json")]
+    pub metadata_json_size: Bytes,
+    #[serde(default = "default_manifest_list")]
+    pub manifest_list_size: Bytes,
+    pub manifest_count: u32,
+    pub manifest_size: SizeDist,
+}
+
+fn default_metadata_json() -> Bytes {
+    Bytes(16 << 10)
+}
+fn default_manifest_list() -> Bytes {
+    Bytes(4 << 10)
+}
+
+/// A spec that cannot be generated, and why.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GenerateError {
+    #[error("generator spec, `{field}`: {what}")]
+    Invalid { field: String, what: String },
+    #[error("generator spec is too large: {what}")]
+    TooLarge { what: String },
+}
+
+fn invalid(field: impl Into<String>, what: impl Into<String>) -> GenerateError {
+    GenerateError::Invalid {
+        field: field.into(),
+        what: what.into(),
+    }
+}
+
+/// Generates the table `spec` describes. The same spec and seed give the same table.
+pub fn generate(spec: &GeneratorSpec, seed: u64) -> Result<Table, GenerateError> {
+    let plan = Plan::new(spec, seed)?;
+    plan.run()
+}
+
+impl SizeDist {
+    fn check(&self, field: &str) -> Result<(), GenerateError> {
+        match self {
+            SizeDist::Fixed(_) => Ok(()),
+            SizeDist::Uniform { min, max } => {
+                if min.0 > max.0 {
+                    return Err(invalid(
+                        field,
+                        format!("uniform min {min} exceeds max {max}"),
+                    ));
+                }
+                Ok(())
+            }
+            SizeDist::Lognormal {
+                median,
+                sigma,
+                min,
+                max,
+            } => {
+                if !(sigma.is_finite() && *sigma >= 0.0) {
+                    return Err(invalid(
+                        field,
+                        format!("lognormal sigma is {sigma}; it must be a finite number >= 0"),
+                    ));
+                }
+                if median.0 == 0 {
+                    return Err(invalid(field, "lognormal median is 0; it must be positive"));
+                }
+                if let (Some(lo), Some(hi)) = (min, max) {
+                    if lo.0 > hi.0 {
+                        return Err(invalid(
+                            field,
+                            format!("lognormal min {lo} exceeds max {hi}"),
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            SizeDist::Mixture(parts) => {
+                if parts.is_empty() {
+                    return Err(invalid(field, "a mixture needs at least one component"));
+                }
+                let mut total = 0.0;
+                for (i, p) in parts.iter().enumerate() {
+                    if !(p.weight.is_finite() && p.weight >= 0.0) {
+                        return Err(invalid(
+                            format!("{field}.mixture[{i}].weight"),
+                            format!("{} is not a finite weight >= 0", p.weight),
+                        ));
+                    }
+                    total += p.weight;
+                    p.dist.check(&format!("{field}.mixture[{i}].dist"))?;
+                }
+                if total <= 0.0 {
+                    return Err(invalid(
+                        field,
+                        "the mixture weights sum to 0; give at least one a positive weight",
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Draws one size; `field` names the spec key in the error for an absurd draw.
+    fn sample(&self, rng: &mut Pcg64, field: &str) -> Result<u64, GenerateError> {
+        let v = match self {
+            SizeDist::Fixed(b) => b.0,
+            SizeDist::Uniform { min, max } => rng.random_range(min.0..=max.0),
+            SizeDist::Lognormal {
+                median,
+                sigma,
+                min,
+                max,
+            } => {
+                let x = (median.0 as f64 * (sigma * normal(rng)).exp()).round();
+                let lo = min.map_or(0.0, |b| b.0 as f64);
+                let hi = max.map_or(f64::INFINITY, |b| b.0 as f64);
+                // `as` saturates, and the limit check below catches what saturated.
+                x.clamp(lo, hi) as u64
+            }
+            SizeDist::Mixture(parts) => {
+                let total: f64 = parts.iter().map(|p| p.weight).sum();
+                let mut pick = rng.random::<f64>() * total;
+                let Some(mut chosen) = parts.last() else {
+                    return Err(invalid(field, "a mixture needs at least one component"));
+                };
+                for p in parts {
+                    if pick < p.weight {
+                        chosen = p;
+                        break;
+                    }
+                    pick -= p.weight;
+                }
+                return chosen.dist.sample(rng, field);
+            }
+        };
+        if v > MAX_DRAWN_BYTES {
+            return Err(GenerateError::TooLarge {
+                what: format!(
+                    "`{field}` drew {}, above the {} limit; lower sigma or set a max",
+                    units::format_bytes(v),
+                    units::format_bytes(MAX_DRAWN_BYTES)
+                ),
+            });
+        }
+        Ok(v)
+    }
+}
+
+impl CountDist {
+    fn check(&self, field: &str, at_least: u64) -> Result<(), GenerateError> {
+        let (lo, hi) = self.bounds();
+        if lo > hi {
+            return Err(invalid(field, format!("range min {lo} exceeds max {hi}")));
+        }
+        if lo < at_least {
+            return Err(invalid(
+                field,
+                format!("{lo} is below the minimum of {at_least}"),
+            ));
+        }
+        Ok(())
+    }
+    fn bounds(&self) -> (u64, u64) {
+        match *self {
+            CountDist::Fixed(n) => (n, n),
+            CountDist::Range { min, max } => (min, max),
+        }
+    }
+    fn sample(&self, rng: &mut Pcg64) -> u64 {
+        match *self {
+            CountDist::Fixed(n) => n,
+            CountDist::Range { min, max } => rng.random_range(min..=max),
+        }
+    }
+}
+
+fn check_fraction(field: &str, v: f64) -> Result<(), GenerateError> {
+    if !(0.0..=1.0).contains(&v) {
+        return Err(invalid(
+            field,
+            format!("{v} is not a fraction between 0 and 1"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_ratio(field: &str, v: f64) -> Result<(), GenerateError> {
+    if !(v.is_finite() && v > 0.0) {
+        return Err(invalid(
+            field,
+            format!("{v} is not a positive ratio (uncompressed / compressed bytes)"),
+        ));
+    }
+    Ok(())
+}
+
+/// Per-column properties, fixed for the whole table.
+struct Column {
+    /// Exact chunk bytes, or 0 for a weighted column.
+    fixed_bytes: u64,
+    weight: f64,
+    dictionary: bool,
+    column_index: bool,
+    bloom: bool,
+    ratio: f64,
+}
+
+/// A checked spec with its per-column properties resolved.
+struct Plan<'a> {
+    spec: &'a GeneratorSpec,
+    seed: u64,
+    rng: Pcg64,
+    names: Vec<String>,
+    columns: Vec<Column>,
+    /// Sum of the weights of weighted columns.
+    weight_total: f64,
+    fixed_total: u64,
+    weighted_count: u64,
+    codec: Codec,
+}
+
+impl<'a> Plan<'a> {
+    fn new(spec: &'a GeneratorSpec, seed: u64) -> Result<Self, GenerateError> {
+        if spec.file_count == 0 {
+            return Err(invalid("file_count", "0 files; a table needs at least 1"));
+        }
+        match (&spec.file_data_size, &spec.row_group_size) {
+            (Some(d), None) => d.check("file_data_size")?,
+            (None, Some(d)) => d.check("row_group_size")?,
+            (Some(_), Some(_)) => return Err(invalid("file_data_size", "give either `file_data_size` or `row_group_size`, not both")),
+            (None, None) => return Err(invalid("file_data_size", "give one of `file_data_size` (bytes per file) or `row_group_size` (bytes per row group)")),
+        }
+        spec.row_groups_per_file.check("row_groups_per_file", 1)?;
+        match (&spec.rows_per_row_group, &spec.bytes_per_row) {
+            (Some(r), None) => r.check("rows_per_row_group", 1)?,
+            (None, Some(b)) if b.0 == 0 => {
+                return Err(invalid("bytes_per_row", "0B per row; give a positive size"))
+            }
+            (None, Some(_)) => {}
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "rows_per_row_group",
+                    "give either `rows_per_row_group` or `bytes_per_row`, not both",
+                ))
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "rows_per_row_group",
+                    "give one of `rows_per_row_group` (a count) or `bytes_per_row` (a size)",
+                ))
+            }
+        }
+        let n = spec.columns.count;
+        if n == 0 {
+            return Err(invalid(
+                "columns.count",
+                "0 columns; a schema needs at least 1",
+            ));
+        }
+        let max_rgs = spec.row_groups_per_file.bounds().1;
+        let chunks = (spec.file_count as u128) * (max_rgs as u128) * (n as u128);
+        if chunks > MAX_COLUMN_CHUNKS as u128 {
+            return Err(GenerateError::TooLarge {
+                what: format!("up to {chunks} column chunks (files x row groups x columns); the limit is {MAX_COLUMN_CHUNKS}"),
+            });
+        }
+        if spec.page_size.0 < MIN_PAGE_SIZE_BYTES || spec.page_size.0 > u32::MAX as u64 {
+            return Err(invalid(
+                "page_size",
+                format!("{} is outside 1KiB..4GiB", spec.page_size),
+            ));
+        }
+        let codec = spec.codec.codec();
+        let ratio = spec
+            .compression_ratio
+            .unwrap_or(if codec == Codec::Uncompressed {
+                1.0
+            } else {
+                3.0
+            });
+        check_ratio("compression_ratio", ratio)?;
+        if codec == Codec::Uncompressed && ratio != 1.0 {
+            return Err(invalid(
+                "compression_ratio",
+                format!("{ratio} with codec `uncompressed`; an uncompressed chunk has ratio 1"),
+            ));
+        }
+        check_fraction("dictionary_fraction", spec.dictionary_fraction)?;
+        check_fraction("dictionary_share", spec.dictionary_share)?;
+        if !(spec.chunk_jitter_sigma.is_finite() && spec.chunk_jitter_sigma >= 0.0) {
+            return Err(invalid(
+                "chunk_jitter_sigma",
+                format!("{} is not a finite number >= 0", spec.chunk_jitter_sigma),
+            ));
+        }
+        let ix = &spec.indexes;
+        if ix.bloom_filter_size.0 == 0 || ix.bloom_filter_size.0 > u32::MAX as u64 {
+            return Err(invalid(
+                "indexes.bloom_filter_size",
+                format!("{} is outside 1B..4GiB", ix.bloom_filter_size),
+            ));
+        }
+        if let Some(ice) = &spec.iceberg {
+            ice.manifest_size.check("iceberg.manifest_size")?;
+        }
+
+        let mut rng = Pcg64::seed_from_u64(seed);
+        // Table-wide column draws come first, in a fixed order, so a file-level change to the
+        // spec does not reshuffle columns.
+        let mut columns = Vec::with_capacity(n as usize);
+        let weights: Vec<f64> = match &spec.columns.weights {
+            WeightDist::Uniform => vec![1.0; n as usize],
+            WeightDist::Lognormal { sigma } => {
+                if !(sigma.is_finite() && *sigma >= 0.0) {
+                    return Err(invalid(
+                        "columns.weights.lognormal.sigma",
+                        format!("{sigma} is not a finite number >= 0"),
+                    ));
+                }
+                (0..n).map(|_| (sigma * normal(&mut rng)).exp()).collect()
+            }
+            WeightDist::List(w) => {
+                if w.len() != n as usize {
+                    return Err(invalid(
+                        "columns.weights.list",
+                        format!("{} weights for {n} columns; give one per column", w.len()),
+                    ));
+                }
+                if let Some((i, bad)) = w
+                    .iter()
+                    .enumerate()
+                    .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
+                {
+                    return Err(invalid(
+                        format!("columns.weights.list[{i}]"),
+                        format!("{bad} is not a finite weight >= 0"),
+                    ));
+                }
+                w.clone()
+            }
+        };
+        let dict_draws: Vec<bool> = (0..n)
+            .map(|_| rng.random::<f64>() < spec.dictionary_fraction)
+            .collect();
+        let ci: Vec<bool> = match &ix.column_index {
+            ColumnSelection::All => vec![true; n as usize],
+            ColumnSelection::None => vec![false; n as usize],
+            ColumnSelection::Fraction(f) => {
+                check_fraction("indexes.column_index.fraction", *f)?;
+                (0..n).map(|_| rng.random::<f64>() < *f).collect()
+            }
+            ColumnSelection::Columns(list) => {
+                let mut v = vec![false; n as usize];
+                for &k in list {
+                    *v.get_mut(k as usize).ok_or_else(|| {
+                        invalid(
+                            "indexes.column_index.columns",
+                            format!("column {k} does not exist; columns are 0..{}", n - 1),
+                        )
+                    })? = true;
+                }
+                v
+            }
+        };
+        let mut bloom = vec![false; n as usize];
+        for &k in &ix.bloom_filters {
+            *bloom.get_mut(k as usize).ok_or_else(|| {
+                invalid(
+                    "indexes.bloom_filters",
+                    format!("column {k} does not exist; columns are 0..{}", n - 1),
+                )
+            })? = true;
+        }
+        for k in 0..n as usize {
+            columns.push(Column {
+                fixed_bytes: 0,
+                weight: weights[k],
+                dictionary: dict_draws[k],
+                column_index: ci[k],
+                bloom: bloom[k],
+                ratio,
+            });
+        }
+        let mut names: Vec<String> = (0..n)
+            .map(|k| format!("{}{k}", spec.columns.name_prefix))
+            .collect();
+        let mut seen = vec![false; n as usize];
+        for (i, o) in spec.columns.overrides.iter().enumerate() {
+            let field = format!("columns.overrides[{i}]");
+            let k = o.index as usize;
+            let col = columns.get_mut(k).ok_or_else(|| {
+                invalid(
+                    format!("{field}.index"),
+                    format!("column {k} does not exist; columns are 0..{}", n - 1),
+                )
+            })?;
+            if std::mem::replace(&mut seen[k], true) {
+                return Err(invalid(
+                    format!("{field}.index"),
+                    format!("column {k} is overridden twice; merge the two entries"),
+                ));
+            }
+            if let Some(name) = &o.name {
+                names[k] = name.clone();
+            }
+            if let Some(w) = o.weight {
+                if !(w.is_finite() && w >= 0.0) {
+                    return Err(invalid(
+                        format!("{field}.weight"),
+                        format!("{w} is not a finite weight >= 0"),
+                    ));
+                }
+                col.weight = w;
+            }
+            if let Some(size) = o.size {
+                if o.weight.is_some() {
+                    return Err(invalid(
+                        field,
+                        "give a column either `size` or `weight`, not both",
+                    ));
+                }
+                if size.0 < MIN_CHUNK_BYTES || size.0 > MAX_DRAWN_BYTES {
+                    return Err(invalid(
+                        format!("{field}.size"),
+                        format!("{size} is outside {MIN_CHUNK_BYTES}B..256TiB"),
+                    ));
+                }
+                col.fixed_bytes = size.0;
+                col.weight = 0.0;
+            }
+            if let Some(r) = o.compression_ratio {
+                check_ratio(&format!("{field}.compression_ratio"), r)?;
+                col.ratio = r;
+            }
+            col.dictionary = o.dictionary.unwrap_or(col.dictionary);
+            col.column_index = o.column_index.unwrap_or(col.column_index);
+            col.bloom = o.bloom_filter.unwrap_or(col.bloom);
+        }
+        let weighted: Vec<&Column> = columns.iter().filter(|c| c.fixed_bytes == 0).collect();
+        let weight_total: f64 = weighted.iter().map(|c| c.weight).sum();
+        let weighted_count = weighted.len() as u64;
+        if weighted_count > 0 && weight_total <= 0.0 {
+            return Err(invalid(
+                "columns.weights",
+                "all weighted columns weigh 0; give at least one a positive weight",
+            ));
+        }
+        let fixed_total = columns
+            .iter()
+            .fold(0u64, |acc, c| acc.saturating_add(c.fixed_bytes));
+        Ok(Plan {
+            spec,
+            seed,
+            rng,
+            names,
+            columns,
+            weight_total,
+            fixed_total,
+            weighted_count,
+            codec,
+        })
+    }
+
+    fn run(mut self) -> Result<Table, GenerateError> {
+        let spec = self.spec;
+        let iceberg = match &spec.iceberg {
+            None => None,
+            Some(ice) => {
+                let mut manifest_bytes = Vec::with_capacity(ice.manifest_count as usize);
+                for _ in 0..ice.manifest_count {
+                    manifest_bytes.push(
+                        ice.manifest_size
+                            .sample(&mut self.rng, "iceberg.manifest_size")?,
+                    );
+                }
+                Some(IcebergMetadata {
+                    metadata_json_bytes: ice.metadata_json_size.0,
+                    manifest_list_bytes: ice.manifest_list_size.0,
+                    manifest_bytes,
+                })
+            }
+        };
+        let mut files = Vec::with_capacity(spec.file_count.min(1 << 24) as usize);
+        let mut scratch = Scratch::default();
+        let mut pages_total = 0u64;
+        for fi in 0..spec.file_count {
+            let file = self.file(fi, &mut scratch)?;
+            pages_total += file.pages.len() as u64;
+            if pages_total > MAX_PAGES {
+                return Err(GenerateError::TooLarge {
+                    what: format!("more than {MAX_PAGES} listed pages; raise `page_size`"),
+                });
+            }
+            files.push(file);
+        }
+        let schema = Schema {
+            columns: std::mem::take(&mut self.names),
+        };
+        Ok(Table {
+            schemas: vec![schema],
+            files,
+            iceberg,
+            provenance: Provenance {
+                tool: format!("layout::generate {} seed {}", spec.name, self.seed),
+                created_unix_s: None,
+                sources: Vec::new(),
+            },
+        })
+    }
+
+    /// Compressed data bytes of each row group of the next file, into `sizes`.
+    fn row_group_sizes(&mut self, sizes: &mut Vec<u64>) -> Result<(), GenerateError> {
+        let count = self.spec.row_groups_per_file.sample(&mut self.rng);
+        sizes.clear();
+        match (&self.spec.file_data_size, &self.spec.row_group_size) {
+            (Some(d), _) => {
+                let total = d.sample(&mut self.rng, "file_data_size")? as u128;
+                let n = count as u128;
+                for i in 0..n {
+                    sizes.push((total * (i + 1) / n - total * i / n) as u64);
+                }
+            }
+            (None, Some(d)) => {
+                for _ in 0..count {
+                    sizes.push(d.sample(&mut self.rng, "row_group_size")?);
+                }
+            }
+            (None, None) => {
+                return Err(invalid(
+                    "file_data_size",
+                    "give one of `file_data_size` or `row_group_size`",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn file(&mut self, fi: u64, s: &mut Scratch) -> Result<FileLayout, GenerateError> {
+        let spec = self.spec;
+        let ix = &spec.indexes;
+        let path = format!("{}/part-{fi:05}.parquet", spec.name);
+        let too_large = |what: &str| GenerateError::TooLarge {
+            what: format!("file {fi}: {what} exceeds 64-bit offsets"),
+        };
+        self.row_group_sizes(&mut s.rg_sizes)?;
+        let n = self.columns.len();
+        let mut row_groups = Vec::with_capacity(s.rg_sizes.len());
+        let mut pages: Vec<PageLocation> = Vec::new();
+        let mut cursor = 4u64; // after `PAR1`
+                               // Index regions are laid out after the data; offsets are first relative to each
+                               // region's start, then shifted once the data's end is known.
+        let (mut ci_rel, mut oi_rel, mut bloom_rel) = (0u64, 0u64, 0u64);
+        let page_size = spec.page_size.0;
+        let oi_page = ix.offset_index_bytes_per_page.0;
+        let ci_page = ix.column_index_bytes_per_page.0;
+        let bloom_size = ix.bloom_filter_size.0;
+        let jitter = spec.chunk_jitter_sigma;
+        for gi in 0..s.rg_sizes.len() {
+            let rg_bytes = s.rg_sizes[gi];
+            let rows = match (&spec.rows_per_row_group, spec.bytes_per_row) {
+                (Some(r), _) => r.sample(&mut self.rng),
+                (None, Some(b)) => (rg_bytes / b.0.max(1)).max(1),
+                (None, None) => 1,
+            };
+            // Bytes shared by weight once fixed columns and per-chunk minimums are served.
+            let floor = self
+                .fixed_total
+                .saturating_add(MIN_CHUNK_BYTES.saturating_mul(self.weighted_count));
+            let flexible = rg_bytes.saturating_sub(floor) as f64;
+            let mut scale = flexible / self.weight_total;
+            if jitter > 0.0 {
+                s.jittered.clear();
+                let mut total = 0.0;
+                for c in &self.columns {
+                    let w = if c.fixed_bytes == 0 {
+                        c.weight * (jitter * normal(&mut self.rng)).exp()
+                    } else {
+                        0.0
+                    };
+                    total += w;
+                    s.jittered.push(w);
+                }
+                scale = if total > 0.0 { flexible / total } else { 0.0 };
+            }
+            let mut columns = Vec::with_capacity(n);
+            let mut cum_weight = 0.0f64;
+            let mut given = 0u64;
+            for (k, col) in self.columns.iter().enumerate() {
+                let bytes = if col.fixed_bytes > 0 {
+                    col.fixed_bytes
+                } else {
+                    // Cumulative rounding: the weighted chunks add up to exactly `flexible`.
+                    cum_weight += if jitter > 0.0 {
+                        s.jittered[k]
+                    } else {
+                        col.weight
+                    };
+                    let upto = round_u64(cum_weight * scale);
+                    let share = upto.saturating_sub(given);
+                    given = given.max(upto);
+                    MIN_CHUNK_BYTES + share
+                };
+                let dictionary_len = if col.dictionary {
+                    round_u64(bytes as f64 * spec.dictionary_share)
+                        .clamp(1, bytes - 1)
+                        .min(u32::MAX as u64)
+                } else {
+                    0
+                };
+                let data_len = bytes - dictionary_len;
+                let uncompressed_bytes = round_u64(bytes as f64 * col.ratio);
+                let data_uncompressed = round_u64(data_len as f64 * col.ratio);
+                // Most chunks are one page; skip the division for them.
+                let page_count = if data_uncompressed <= page_size {
+                    1
+                } else {
+                    data_uncompressed.div_ceil(page_size)
+                };
+                let mut c = ColumnChunk {
+                    chunk_start: cursor,
+                    data_len,
+                    uncompressed_bytes,
+                    dictionary_len: dictionary_len as u32,
+                    bloom_filter_offset: NO_BLOOM_FILTER,
+                    codec: self.codec,
+                    ..ColumnChunk::default()
+                };
+                if ix.offset_index {
+                    if page_count > 1 {
+                        if page_count > u32::MAX as u64
+                            || pages.len() as u64 + page_count > u32::MAX as u64
+                        {
+                            return Err(GenerateError::TooLarge {
+                                what: format!("file {fi}: more than 2^32 pages; raise `page_size`"),
+                            });
+                        }
+                        c.pages_first = pages.len() as u32;
+                        c.pages_count = page_count as u32;
+                        let start = c.data_page_offset();
+                        for p in 0..page_count {
+                            let from = (data_len as u128 * p as u128 / page_count as u128) as u64;
+                            let to =
+                                (data_len as u128 * (p + 1) as u128 / page_count as u128) as u64;
+                            pages.push(PageLocation {
+                                offset: start + from,
+                                first_row_index: (rows as u128 * p as u128 / page_count as u128)
+                                    as u64,
+                                compressed_page_size: (to - from) as u32,
+                            });
+                        }
+                    }
+                    c.offset_index_offset = oi_rel;
+                    c.offset_index_len = index_len(OFFSET_INDEX_BASE_BYTES, oi_page, page_count)
+                        .ok_or_else(|| too_large("an offset index"))?;
+                    oi_rel += c.offset_index_len as u64;
+                }
+                if col.column_index {
+                    c.column_index_offset = ci_rel;
+                    c.column_index_len = index_len(COLUMN_INDEX_BASE_BYTES, ci_page, page_count)
+                        .ok_or_else(|| too_large("a column index"))?;
+                    ci_rel += c.column_index_len as u64;
+                }
+                if col.bloom {
+                    c.bloom_filter_offset = bloom_rel;
+                    c.bloom_filter_len = if ix.bloom_filter_len_recorded {
+                        bloom_size as u32
+                    } else {
+                        0
+                    };
+                    bloom_rel += bloom_size;
+                }
+                cursor = cursor
+                    .checked_add(bytes)
+                    .ok_or_else(|| too_large("the data"))?;
+                columns.push(c);
+            }
+            row_groups.push(RowGroup {
+                num_rows: rows,
+                columns,
+            });
+        }
+        // Parquet 1.12+: column indexes, then offset indexes, then bloom filters, then footer.
+        let ci_base = cursor;
+        let oi_base = ci_base
+            .checked_add(ci_rel)
+            .ok_or_else(|| too_large("the column indexes"))?;
+        let bloom_base = oi_base
+            .checked_add(oi_rel)
+            .ok_or_else(|| too_large("the offset indexes"))?;
+        let end = bloom_base
+            .checked_add(bloom_rel)
+            .ok_or_else(|| too_large("the bloom filters"))?;
+        for rg in &mut row_groups {
+            for c in &mut rg.columns {
+                if c.column_index_len > 0 {
+                    c.column_index_offset += ci_base;
+                }
+                if c.offset_index_len > 0 {
+                    c.offset_index_offset += oi_base;
+                }
+                if c.bloom_filter_offset != NO_BLOOM_FILTER {
+                    c.bloom_filter_offset += bloom_base;
+                }
+            }
+        }
+        let footer_len_bytes = self.footer_len(row_groups.len() as u64).ok_or_else(|| GenerateError::TooLarge {
+            what: format!("file {fi}: its footer would exceed 4 GiB (the footer length is a 32-bit field)"),
+        })?;
+        let size_bytes = end
+            .checked_add(footer_len_bytes as u64 + 8)
+            .ok_or_else(|| too_large("the footer"))?;
+        Ok(FileLayout {
+            path,
+            size_bytes,
+            footer_len_bytes,
+            schema: 0,
+            row_groups,
+            pages,
+        })
+    }
+
+    fn footer_len(&self, row_groups: u64) -> Option<u32> {
+        let f = &self.spec.footer;
+        let cols = self.columns.len() as u128;
+        let rgs = row_groups as u128;
+        let len = f.fixed_bytes.0 as u128
+            + f.per_column_bytes.0 as u128 * cols
+            + f.per_row_group_bytes.0 as u128 * rgs
+            + f.per_column_chunk_bytes.0 as u128 * cols * rgs;
+        u32::try_from(len).ok()
+    }
+}
+
+/// Rounds a non-negative value to the nearest integer (saturating). `f64::round` is a libm
+/// call on baseline x86-64, and this runs several times per chunk.
+#[inline]
+fn round_u64(x: f64) -> u64 {
+    (x + 0.5) as u64
+}
+
+fn normal(rng: &mut Pcg64) -> f64 {
+    StandardNormal.sample(rng)
+}
+
+fn index_len(base: u64, per_page: u64, pages: u64) -> Option<u32> {
+    per_page
+        .checked_mul(pages)
+        .and_then(|x| x.checked_add(base))
+        .and_then(|x| u32::try_from(x).ok())
+}
+
+/// Buffers reused across files.
+#[derive(Default)]
+struct Scratch {
+    rg_sizes: Vec<u64>,
+    jittered: Vec<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use layout::ByteRange;
+    use proptest::prelude::*;
+
+    fn base(file_count: u64, columns: u32) -> GeneratorSpec {
+        GeneratorSpec {
+            name: "t".into(),
+            file_count,
+            file_data_size: Some(SizeDist::Fixed(Bytes(100_000))),
+            row_group_size: None,
+            row_groups_per_file: CountDist::Fixed(1),
+            rows_per_row_group: Some(CountDist::Fixed(1000)),
+            bytes_per_row: None,
+            columns: ColumnsSpec {
+                count: columns,
+                weights: WeightDist::Uniform,
+                overrides: vec![],
+                name_prefix: "c".into(),
+            },
+            page_size: Bytes(1 << 20),
+            codec: CodecName::Zstd,
+            compression_ratio: None,
+            dictionary_fraction: 0.0,
+            dictionary_share: 0.1,
+            chunk_jitter_sigma: 0.0,
+            indexes: IndexSpec::default(),
+            footer: FooterSpec::default(),
+            iceberg: None,
+        }
+    }
+
+    fn yaml(s: &str) -> GeneratorSpec {
+        serde_saphyr::from_str(s).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Checks placement beyond `Table::validate`: chunks back to back from byte 4 in schema
+    /// order, then column indexes, offset indexes, bloom filters, footer, each region packed.
+    fn check_placement(t: &Table) {
+        for f in &t.files {
+            let mut at = 4;
+            for rg in &f.row_groups {
+                for c in &rg.columns {
+                    assert_eq!(c.chunk_start, at, "{}", f.path);
+                    at = c.range().end;
+                }
+            }
+            let parts: [fn(&ColumnChunk) -> Option<ByteRange>; 2] =
+                [|c| c.column_index(), |c| c.offset_index()];
+            for part in parts {
+                for rg in &f.row_groups {
+                    for c in &rg.columns {
+                        if let Some(r) = part(c) {
+                            assert_eq!(r.start, at, "{}", f.path);
+                            at = r.end;
+                        }
+                    }
+                }
+            }
+            // Bloom filters follow in order; without a recorded length only their start is known.
+            for rg in &f.row_groups {
+                for c in &rg.columns {
+                    if let Some(b) = c.bloom_filter() {
+                        match b.len {
+                            Some(_) => assert_eq!(b.offset, at, "{}", f.path),
+                            None => assert!(b.offset >= at, "{}", f.path),
+                        }
+                        at = b.offset + b.len.unwrap_or(0) as u64;
+                    }
+                }
+            }
+            // Bloom filters without a recorded length still take space: the footer follows it.
+            assert!(f.footer_range().start >= at);
+            assert_eq!(f.footer_range().end, f.size_bytes);
+        }
+    }
+
+    #[test]
+    fn same_seed_same_table_other_seed_other_table() {
+        let mut s = base(20, 30);
+        s.file_data_size = Some(SizeDist::Lognormal {
+            median: Bytes(50_000),
+            sigma: 1.0,
+            min: None,
+            max: None,
+        });
+        s.columns.weights = WeightDist::Lognormal { sigma: 1.0 };
+        let a = generate(&s, 7).unwrap();
+        assert_eq!(a, generate(&s, 7).unwrap());
+        assert_ne!(a, generate(&s, 8).unwrap());
+        a.validate().unwrap();
+        check_placement(&a);
+        assert_eq!(a.provenance.tool, "layout::generate t seed 7");
+    }
+
+    #[test]
+    fn fixed_file_size_is_exact_and_split_evenly() {
+        let mut s = base(3, 10);
+        s.row_groups_per_file = CountDist::Fixed(4);
+        s.columns.weights =
+            WeightDist::List(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
+        let t = generate(&s, 1).unwrap();
+        for f in &t.files {
+            let data: u64 = f.row_groups.iter().map(|rg| rg.compressed_bytes()).sum();
+            assert_eq!(data, 100_000);
+            assert_eq!(f.row_groups.len(), 4);
+            assert!(f
+                .row_groups
+                .iter()
+                .all(|rg| rg.compressed_bytes() == 25_000));
+            // Heavier columns get more bytes.
+            let cols = &f.row_groups[0].columns;
+            assert!(cols[9].compressed_bytes() > 5 * cols[0].compressed_bytes());
+        }
+        check_placement(&t);
+    }
+
+    #[test]
+    fn explicit_column_size_is_kept_in_every_chunk() {
+        let mut s = base(5, 8);
+        s.row_group_size = Some(SizeDist::Uniform {
+            min: Bytes(50_000),
+            max: Bytes(90_000),
+        });
+        s.file_data_size = None;
+        s.row_groups_per_file = CountDist::Range { min: 2, max: 6 };
+        s.columns.overrides = vec![ColumnOverride {
+            index: 3,
+            size: Some(Bytes(640)),
+            ..Default::default()
+        }];
+        let t = generate(&s, 3).unwrap();
+        for f in &t.files {
+            assert!((2..=6).contains(&f.row_groups.len()));
+            for rg in &f.row_groups {
+                assert_eq!(rg.columns[3].compressed_bytes(), 640);
+                assert!((50_000..=90_000).contains(&rg.compressed_bytes()));
+            }
+        }
+        t.validate().unwrap();
+    }
+
+    #[test]
+    fn wide_one_row_group_footer_exceeds_64_kib() {
+        let t = generate(&base(2, 437), 0).unwrap();
+        let f = &t.files[0];
+        assert_eq!(f.footer_len_bytes as u64, 256 + 437 * 30 + 32 + 437 * 150);
+        assert!(f.footer_len_bytes as u64 + 8 > 64 << 10);
+        let narrow = generate(&base(1, 20), 0).unwrap();
+        assert!(narrow.files[0].footer_len_bytes < 64 << 10);
+    }
+
+    #[test]
+    fn large_chunks_list_their_pages() {
+        let mut s = base(1, 2);
+        s.file_data_size = Some(SizeDist::Fixed(Bytes(8 << 20)));
+        s.compression_ratio = Some(2.0);
+        s.dictionary_fraction = 1.0;
+        let t = generate(&s, 0).unwrap();
+        let f = &t.files[0];
+        for c in &f.row_groups[0].columns {
+            let pages = c.pages(f).unwrap();
+            // 4 MiB compressed, 8 MiB uncompressed data minus the dictionary: 8 pages of 1 MiB.
+            assert_eq!(pages.len(), 8);
+            assert_eq!(pages.get(0).unwrap().offset, c.data_page_offset());
+            let total: u64 = pages.iter().map(|p| p.compressed_page_size as u64).sum();
+            assert_eq!(total, c.data_len);
+            let rows: Vec<u64> = pages.iter().map(|p| p.first_row_index).collect();
+            assert!(rows.windows(2).all(|w| w[0] < w[1]) && rows[0] == 0);
+            assert!(c.dictionary_page().is_some());
+            assert!(c.offset_index().unwrap().len() == OFFSET_INDEX_BASE_BYTES + 8 * 12);
+        }
+        // Small chunks use the implicit single page: nothing in the page table.
+        let small = generate(&base(1, 4), 0).unwrap();
+        assert!(small.files[0].pages.is_empty());
+        let c = &small.files[0].row_groups[0].columns[0];
+        assert_eq!(c.pages(&small.files[0]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn indexes_and_bloom_filters_as_asked() {
+        let mut s = base(2, 6);
+        s.indexes.column_index = ColumnSelection::Columns(vec![1, 4]);
+        s.indexes.bloom_filters = vec![2];
+        s.indexes.bloom_filter_len_recorded = false;
+        s.columns.overrides = vec![ColumnOverride {
+            index: 5,
+            bloom_filter: Some(true),
+            column_index: Some(true),
+            ..Default::default()
+        }];
+        let t = generate(&s, 0).unwrap();
+        let cols = &t.files[0].row_groups[0].columns;
+        let with_ci: Vec<usize> = (0..6)
+            .filter(|&k| cols[k].column_index().is_some())
+            .collect();
+        assert_eq!(with_ci, vec![1, 4, 5]);
+        let with_bloom: Vec<usize> = (0..6)
+            .filter(|&k| cols[k].bloom_filter().is_some())
+            .collect();
+        assert_eq!(with_bloom, vec![2, 5]);
+        assert_eq!(cols[2].bloom_filter().unwrap().len, None);
+        assert!(cols.iter().all(|c| c.offset_index().is_some()));
+        check_placement(&t);
+        t.validate().unwrap();
+
+        s.indexes.offset_index = false;
+        s.indexes.column_index = ColumnSelection::None;
+        let t = generate(&s, 0).unwrap();
+        let cols = &t.files[0].row_groups[0].columns;
+        assert!(cols
+            .iter()
+            .all(|c| c.offset_index().is_none() && c.pages(&t.files[0]).is_none()));
+        assert_eq!(
+            (0..6).filter(|&k| cols[k].column_index().is_some()).count(),
+            1
+        );
+    }
+
+    #[test]
+    fn bytes_per_row_follows_size() {
+        let mut s = base(1, 4);
+        s.rows_per_row_group = None;
+        s.bytes_per_row = Some(Bytes(50));
+        let t = generate(&s, 0).unwrap();
+        assert_eq!(t.files[0].num_rows(), 2000);
+    }
+
+    #[test]
+    fn iceberg_metadata_is_generated() {
+        let mut s = base(1, 4);
+        s.iceberg = Some(IcebergSpec {
+            metadata_json_size: Bytes(1000),
+            manifest_list_size: Bytes(200),
+            manifest_count: 5,
+            manifest_size: SizeDist::Uniform {
+                min: Bytes(10),
+                max: Bytes(20),
+            },
+        });
+        let ice = generate(&s, 0).unwrap().iceberg.unwrap();
+        assert_eq!(
+            (
+                ice.metadata_json_bytes,
+                ice.manifest_list_bytes,
+                ice.manifest_bytes.len()
+            ),
+            (1000, 200, 5)
+        );
+        assert!(ice.manifest_bytes.iter().all(|m| (10..=20).contains(m)));
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_the_key() {
+        let field_of = |s: &GeneratorSpec| match generate(s, 0) {
+            Err(GenerateError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        let mut s = base(1, 4);
+        s.row_group_size = Some(SizeDist::Fixed(Bytes(5)));
+        assert_eq!(field_of(&s), "file_data_size");
+        let mut s = base(1, 4);
+        s.columns.overrides = vec![ColumnOverride {
+            index: 4,
+            ..Default::default()
+        }];
+        assert_eq!(field_of(&s), "columns.overrides[0].index");
+        let mut s = base(1, 4);
+        s.columns.overrides = vec![
+            ColumnOverride {
+                index: 1,
+                ..Default::default()
+            },
+            ColumnOverride {
+                index: 1,
+                ..Default::default()
+            },
+        ];
+        assert_eq!(field_of(&s), "columns.overrides[1].index");
+        let mut s = base(1, 4);
+        s.codec = CodecName::Uncompressed;
+        s.compression_ratio = Some(3.0);
+        assert_eq!(field_of(&s), "compression_ratio");
+        let mut s = base(1, 4);
+        s.file_data_size = Some(SizeDist::Mixture(vec![MixtureComponent {
+            weight: 0.0,
+            dist: SizeDist::Fixed(Bytes(1)),
+        }]));
+        assert_eq!(field_of(&s), "file_data_size");
+        let mut s = base(1, 4);
+        s.columns.weights = WeightDist::List(vec![1.0]);
+        assert_eq!(field_of(&s), "columns.weights.list");
+        let mut s = base(1, 4);
+        s.indexes.bloom_filters = vec![9];
+        assert_eq!(field_of(&s), "indexes.bloom_filters");
+        let s = base(10_000_000, 100);
+        assert!(matches!(
+            generate(&s, 0),
+            Err(GenerateError::TooLarge { .. })
+        ));
+        let mut s = base(1, 4);
+        s.file_data_size = Some(SizeDist::Lognormal {
+            median: Bytes(1 << 40),
+            sigma: 40.0,
+            min: None,
+            max: None,
+        });
+        // Either draw is absurd or it is not; an absurd one is an error, never a wrap-around.
+        if let Err(e) = generate(&s, 1) {
+            assert!(matches!(e, GenerateError::TooLarge { .. }), "{e}");
+        }
+    }
+
+    #[test]
+    fn yaml_shorthands_and_unknown_keys() {
+        let s = yaml("file_count: 2\nfile_data_size: 25KiB\nrows_per_row_group: 10k\nrow_groups_per_file: 3\ncolumns: { count: 4 }\n");
+        assert_eq!(s.file_data_size, Some(SizeDist::Fixed(Bytes(25 << 10))));
+        assert_eq!(s.rows_per_row_group, Some(CountDist::Fixed(10_000)));
+        assert_eq!(s.row_groups_per_file, CountDist::Fixed(3));
+        assert_eq!(s.indexes, IndexSpec::default());
+        let s = yaml(
+            "file_count: 2\nrow_group_size: { lognormal: { median: 1MiB, sigma: 0.5, max: 4MiB } }\n\
+             rows_per_row_group: { range: { min: 1, max: 9 } }\ncolumns: { count: 4, weights: { list: [1, 2, 3, 4] } }\n\
+             indexes: { column_index: none }\ncodec: lz4_raw\n",
+        );
+        assert_eq!(s.codec.codec(), Codec::Lz4Raw);
+        assert_eq!(s.indexes.column_index, ColumnSelection::None);
+        assert_eq!(
+            s.rows_per_row_group,
+            Some(CountDist::Range { min: 1, max: 9 })
+        );
+        let e = serde_saphyr::from_str::<GeneratorSpec>(
+            "file_count: 2\nfile_sise: 1MiB\ncolumns: { count: 4 }\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("file_sise"), "{e}");
+        let e = serde_saphyr::from_str::<GeneratorSpec>("file_count: 2\nfile_data_size: { lognormal: { median: 1MiB, sigmaa: 1 } }\ncolumns: { count: 4 }\n").unwrap_err();
+        assert!(e.to_string().contains("sigmaa"), "{e}");
+        let e = serde_saphyr::from_str::<GeneratorSpec>(
+            "file_count: 2\nfile_data_size: 2048\ncolumns: { count: 4 }\n",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("unit"), "{e}");
+    }
+
+    #[test]
+    fn module_doc_example_parses_and_generates() {
+        let src = include_str!("lib.rs");
+        let mut lines = src
+            .lines()
+            .skip_while(|l| !l.starts_with("//! ```yaml"))
+            .skip(1);
+        let example: String = lines
+            .by_ref()
+            .take_while(|l| !l.starts_with("//! ```"))
+            .map(|l| {
+                format!(
+                    "{}\n",
+                    l.trim_start_matches("//!").strip_prefix(' ').unwrap_or("")
+                )
+            })
+            .collect();
+        let mut s = yaml(&example);
+        assert_eq!(s.file_count, 17554);
+        s.file_count = 50;
+        let t = generate(&s, 42).unwrap();
+        t.validate().unwrap();
+        check_placement(&t);
+        assert_eq!(t.iceberg.unwrap().manifest_bytes.len(), 30);
+    }
+
+    fn arb_size(lo: u64, hi: u64) -> impl Strategy<Value = SizeDist> {
+        let leaf = prop_oneof![
+            (lo..hi).prop_map(|b| SizeDist::Fixed(Bytes(b))),
+            (lo..hi, 0u64..hi).prop_map(|(a, w)| SizeDist::Uniform {
+                min: Bytes(a),
+                max: Bytes(a + w)
+            }),
+            (
+                lo.max(1)..hi,
+                0.0..2.0f64,
+                prop::option::of(0..lo + 1),
+                prop::option::of(hi..hi * 4)
+            )
+                .prop_map(|(m, s, min, max)| SizeDist::Lognormal {
+                    median: Bytes(m),
+                    sigma: s,
+                    min: min.map(Bytes),
+                    max: max.map(Bytes)
+                }),
+        ];
+        leaf.prop_recursive(2, 6, 3, |inner| {
+            prop::collection::vec((0.1..5.0f64, inner), 1..3).prop_map(|v| {
+                SizeDist::Mixture(
+                    v.into_iter()
+                        .map(|(weight, dist)| MixtureComponent { weight, dist })
+                        .collect(),
+                )
+            })
+        })
+    }
+
+    fn arb_spec() -> impl Strategy<Value = GeneratorSpec> {
+        (
+            (
+                1u64..6,
+                1u32..40,
+                any::<bool>(),
+                arb_size(0, 3 << 20),
+                1u64..5,
+                0u64..3,
+            ),
+            (
+                0.0..1.0f64,
+                0.0..1.0f64,
+                0.0..1.0f64,
+                any::<bool>(),
+                any::<bool>(),
+                10u64..22,
+            ),
+            (
+                prop::collection::vec(
+                    (0u32..40, prop::option::of(16u64..100_000), any::<bool>()),
+                    0..4,
+                ),
+                0usize..4,
+                any::<bool>(),
+            ),
+        )
+            .prop_map(
+                |(
+                    (files, cols, by_file, size, rgs, rg_extra),
+                    (dict, share, jitter, oi, bloom_len, page_log),
+                    (ovr, ci_kind, lognormal_weights),
+                )| {
+                    let mut s = base(files, cols);
+                    if by_file {
+                        s.file_data_size = Some(size);
+                    } else {
+                        s.file_data_size = None;
+                        s.row_group_size = Some(size);
+                    }
+                    s.row_groups_per_file = CountDist::Range {
+                        min: rgs,
+                        max: rgs + rg_extra,
+                    };
+                    s.dictionary_fraction = dict;
+                    s.dictionary_share = share;
+                    s.chunk_jitter_sigma = jitter;
+                    s.page_size = Bytes(1 << page_log);
+                    s.compression_ratio = Some(1.0 + 4.0 * share);
+                    s.indexes.offset_index = oi;
+                    s.indexes.bloom_filter_len_recorded = bloom_len;
+                    s.indexes.column_index = [
+                        ColumnSelection::All,
+                        ColumnSelection::None,
+                        ColumnSelection::Fraction(0.5),
+                        ColumnSelection::Columns(vec![0]),
+                    ][ci_kind]
+                        .clone();
+                    if lognormal_weights {
+                        s.columns.weights = WeightDist::Lognormal { sigma: 1.5 };
+                    }
+                    let mut seen = vec![false; cols as usize];
+                    for (k, size, bloom) in ovr {
+                        let k = k % cols;
+                        if !std::mem::replace(&mut seen[k as usize], true) {
+                            s.columns.overrides.push(ColumnOverride {
+                                index: k,
+                                size: size.map(Bytes),
+                                bloom_filter: Some(bloom),
+                                ..Default::default()
+                            });
+                        }
+                    }
+                    s
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+        #[test]
+        fn generated_tables_are_valid_and_deterministic(spec in arb_spec(), seed in any::<u64>()) {
+            let t = generate(&spec, seed).unwrap();
+            prop_assert!(t.validate().is_ok(), "{:?}", t.validate());
+            check_placement(&t);
+            prop_assert_eq!(t.files.len() as u64, spec.file_count);
+            for f in &t.files {
+                for rg in &f.row_groups {
+                    prop_assert!(rg.columns.iter().all(|c| c.compressed_bytes() >= MIN_CHUNK_BYTES));
+                    for c in &rg.columns {
+                        if let Some(p) = c.pages(f) {
+                            let total: u64 = p.iter().map(|p| p.compressed_page_size as u64).sum();
+                            prop_assert_eq!(total, c.data_len);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(&t, &generate(&spec, seed).unwrap());
+            // Serialize and read the spec back: what `sim validate` would print round-trips.
+            let json = serde_json_like(&spec);
+            prop_assert_eq!(&json, &serde_json_like(&json_back(&json)));
+        }
+    }
+
+    /// Round-trips a spec through YAML text with serde-saphyr.
+    fn serde_json_like(s: &GeneratorSpec) -> String {
+        serde_saphyr::to_string(s).unwrap()
+    }
+    fn json_back(y: &str) -> GeneratorSpec {
+        serde_saphyr::from_str(y).unwrap_or_else(|e| panic!("{e}\n{y}"))
+    }
+}

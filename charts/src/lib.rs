@@ -75,6 +75,10 @@ pub struct LineChart {
     /// Tick label formats (with units); plain numbers when None.
     pub x_format: Option<fn(f64) -> String>,
     pub y_format: Option<fn(f64) -> String>,
+    /// Categorical x ticks: point `i` of every series sits at x = `i` and is labelled
+    /// `x_ticks[i]` (a sweep's values exactly as swept, e.g. `64KiB`, `1MiB`); overrides
+    /// `x_format` and `log_x`.
+    pub x_ticks: Option<Vec<String>>,
 }
 
 /// Whether values spanning this range read better on a log axis (two decades or more).
@@ -164,6 +168,11 @@ impl LineChart {
         });
         let (x0, x1) = bounds(xs, self.log_x);
         let (y0, y1) = bounds(ys, self.log_y);
+        let (x0, x1) = match &self.x_ticks {
+            Some(t) => (-0.3, t.len().saturating_sub(1) as f64 + 0.3),
+            None => (x0, x1),
+        };
+        let log_x = self.log_x && self.x_ticks.is_none();
         let mut builder = ChartBuilder::on(area);
         builder
             .caption(&self.title, (FAMILY, 22))
@@ -174,10 +183,18 @@ impl LineChart {
             ($chart:expr) => {{
                 let mut chart = $chart;
                 let plain = |v: &f64| format!("{}", (v * 1000.0).round() / 1000.0);
-                let xf = |v: &f64| self.x_format.map(|f| f(*v)).unwrap_or_else(|| plain(v));
+                let xf = |v: &f64| match &self.x_ticks {
+                    Some(t) if (v - v.round()).abs() < 1e-6 && *v >= 0.0 => {
+                        t.get(v.round() as usize).cloned().unwrap_or_default()
+                    }
+                    Some(_) => String::new(),
+                    None => self.x_format.map(|f| f(*v)).unwrap_or_else(|| plain(v)),
+                };
                 let yf = |v: &f64| self.y_format.map(|f| f(*v)).unwrap_or_else(|| plain(v));
+                let x_labels = self.x_ticks.as_ref().map_or(10, |t| t.len().max(2));
                 chart
                     .configure_mesh()
+                    .x_labels(x_labels)
                     .x_desc(self.x_label.as_str())
                     .y_desc(self.y_label.as_str())
                     .x_label_formatter(&xf)
@@ -186,8 +203,12 @@ impl LineChart {
                     .axis_desc_style((FAMILY, 16))
                     .draw()
                     .map_err(|e| e.to_string())?;
+                let n = self.series.len();
                 for (i, s) in self.series.iter().enumerate() {
                     let c = color(i);
+                    // Earlier series are drawn wider and later ones narrower, each with its own
+                    // marker, so that series with identical values stay visible.
+                    let width = 2 + 2 * (n - 1 - i).min(3) as u32;
                     if !s.band.is_empty() {
                         let mut poly: Vec<(f64, f64)> = s.band.iter().map(|b| (b.0, b.2)).collect();
                         poly.extend(s.band.iter().rev().map(|b| (b.0, b.1)));
@@ -196,17 +217,37 @@ impl LineChart {
                             .map_err(|e| e.to_string())?;
                     }
                     chart
-                        .draw_series(LineSeries::new(s.points.iter().copied(), c.stroke_width(2)))
+                        .draw_series(LineSeries::new(
+                            s.points.iter().copied(),
+                            c.stroke_width(width),
+                        ))
                         .map_err(|e| e.to_string())?
                         .label(s.name.as_str())
                         .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                            PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(width))
                         });
-                    // Markers only where points are few enough to tell apart (not on timelines).
+                    // Markers only where points are few enough to tell apart (not on timelines):
+                    // a filled circle, a hollow ring, a triangle, a cross, in turn.
                     if s.points.len() <= 60 {
-                        chart
-                            .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, c.filled())))
-                            .map_err(|e| e.to_string())?;
+                        let size = 3 + 2 * (n - 1 - i).min(3) as i32;
+                        let style = c.stroke_width(2);
+                        match i % 4 {
+                            0 => chart
+                                .draw_series(s.points.iter().map(|p| Circle::new(*p, size, c.filled())))
+                                .map(|_| ()),
+                            1 => chart
+                                .draw_series(s.points.iter().map(|p| Circle::new(*p, size, style)))
+                                .map(|_| ()),
+                            2 => chart
+                                .draw_series(
+                                    s.points.iter().map(|p| TriangleMarker::new(*p, size, style)),
+                                )
+                                .map(|_| ()),
+                            _ => chart
+                                .draw_series(s.points.iter().map(|p| Cross::new(*p, size, style)))
+                                .map(|_| ()),
+                        }
+                        .map_err(|e| e.to_string())?;
                     }
                 }
                 if self.series.len() > 1
@@ -226,7 +267,7 @@ impl LineChart {
                 }
             }};
         }
-        match (self.log_x, self.log_y) {
+        match (log_x, self.log_y) {
             (false, false) => body!(builder
                 .build_cartesian_2d(x0..x1, y0..y1)
                 .map_err(|e| e.to_string())?),
@@ -507,6 +548,7 @@ mod tests {
             log_y: false,
             x_format: Some(|v| format!("{v:.0}B")),
             y_format: None,
+            x_ticks: None,
         };
         check_png_svg(&c.save(&tmp("line")).unwrap());
     }
@@ -557,6 +599,7 @@ mod panel_tests {
             log_y: false,
             x_format: None,
             y_format: None,
+            x_ticks: None,
         };
         let paths = Panels {
             title: "timeline".into(),

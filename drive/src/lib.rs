@@ -104,6 +104,7 @@ pub fn run_in<W: World>(
 ) -> Result<RunOutput, RunError> {
     let mut reader = Reader::new(r.table.clone(), query.spec.clone(), arm.strategy.clone())
         .map_err(|e| RunError::Plan(e.to_string()))?;
+    reader.record_needed(rec.trace);
     let mut cpu = CpuStandIns::new(r);
     let mut timeline = timeline::Recorder::new(rec.timeline);
     let mut batch: Vec<(u64, Event)> = Vec::new();
@@ -165,7 +166,7 @@ pub fn run_in<W: World>(
     let trace = if rec.trace {
         // Requests, then the ranges the reader needed (what `sim replay --what-if` re-plans).
         let mut t = world.take_trace();
-        t.extend(trace::needed_rows(&r.table, &query.spec, &arm.strategy));
+        t.extend(trace::needed_rows(&r.table, &reader.take_needed()));
         t
     } else {
         Vec::new()

@@ -4,7 +4,7 @@
 //! compile error, not a silent zero. Names are snake_case, or ClickHouse's profile-event names
 //! verbatim.
 
-use readahead::ProfileEvent;
+use readahead::{Budget, Pool as MemoryPool, ProfileEvent, Stage};
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 
@@ -82,56 +82,31 @@ fn format_count(v: f64) -> String {
     }
 }
 
-/// The reader's memory budgets: the base generation's five stages, then the redesign's pools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Pool {
-    BloomFilterHeader,
-    BloomFilterBlocksOrDictionary,
-    ColumnIndexAndOffsetIndex,
-    OffsetIndex,
-    ColumnData,
-    Metadata,
-    Compressed,
-    Decoded,
-}
+/// The reader's memory budgets, in report order: the base generation's five stages, then the
+/// redesign's three pools (the reader's own `readahead::Budget`).
+pub const POOLS: [Budget; 8] = [
+    Budget::Stage(Stage::BloomFilterHeader),
+    Budget::Stage(Stage::BloomFilterBlocksOrDictionary),
+    Budget::Stage(Stage::ColumnIndexAndOffsetIndex),
+    Budget::Stage(Stage::OffsetIndex),
+    Budget::Stage(Stage::ColumnData),
+    Budget::Pool(MemoryPool::Metadata),
+    Budget::Pool(MemoryPool::Compressed),
+    Budget::Pool(MemoryPool::Decoded),
+];
 
-impl Pool {
-    pub const ALL: [Pool; 8] = [
-        Pool::BloomFilterHeader,
-        Pool::BloomFilterBlocksOrDictionary,
-        Pool::ColumnIndexAndOffsetIndex,
-        Pool::OffsetIndex,
-        Pool::ColumnData,
-        Pool::Metadata,
-        Pool::Compressed,
-        Pool::Decoded,
-    ];
-
-    /// The budget's name as the reader's memory model reports it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Pool::BloomFilterHeader => "BloomFilterHeader",
-            Pool::BloomFilterBlocksOrDictionary => "BloomFilterBlocksOrDictionary",
-            Pool::ColumnIndexAndOffsetIndex => "ColumnIndexAndOffsetIndex",
-            Pool::OffsetIndex => "OffsetIndex",
-            Pool::ColumnData => "ColumnData",
-            Pool::Metadata => "Metadata",
-            Pool::Compressed => "Compressed",
-            Pool::Decoded => "Decoded",
+fn peak_metric_name(b: Budget) -> &'static str {
+    match b {
+        Budget::Stage(Stage::BloomFilterHeader) => "peak_memory_BloomFilterHeader",
+        Budget::Stage(Stage::BloomFilterBlocksOrDictionary) => {
+            "peak_memory_BloomFilterBlocksOrDictionary"
         }
-    }
-
-    fn metric_name(self) -> &'static str {
-        match self {
-            Pool::BloomFilterHeader => "peak_memory_BloomFilterHeader",
-            Pool::BloomFilterBlocksOrDictionary => "peak_memory_BloomFilterBlocksOrDictionary",
-            Pool::ColumnIndexAndOffsetIndex => "peak_memory_ColumnIndexAndOffsetIndex",
-            Pool::OffsetIndex => "peak_memory_OffsetIndex",
-            Pool::ColumnData => "peak_memory_ColumnData",
-            Pool::Metadata => "peak_memory_Metadata",
-            Pool::Compressed => "peak_memory_Compressed",
-            Pool::Decoded => "peak_memory_Decoded",
-        }
+        Budget::Stage(Stage::ColumnIndexAndOffsetIndex) => "peak_memory_ColumnIndexAndOffsetIndex",
+        Budget::Stage(Stage::OffsetIndex) => "peak_memory_OffsetIndex",
+        Budget::Stage(Stage::ColumnData) => "peak_memory_ColumnData",
+        Budget::Pool(MemoryPool::Metadata) => "peak_memory_Metadata",
+        Budget::Pool(MemoryPool::Compressed) => "peak_memory_Compressed",
+        Budget::Pool(MemoryPool::Decoded) => "peak_memory_Decoded",
     }
 }
 
@@ -161,7 +136,7 @@ pub enum Metric {
     MeanConcurrentGets,
     MaxConcurrentGets,
     PeakMemory,
-    PeakMemoryOf(Pool),
+    PeakMemoryOf(Budget),
     DecodeBusy,
     DecodeFetchWait,
     ConsumerBusy,
@@ -189,14 +164,14 @@ pub const METRICS: &[Metric] = &{
         MeanConcurrentGets,
         MaxConcurrentGets,
         PeakMemory,
-        PeakMemoryOf(Pool::BloomFilterHeader),
-        PeakMemoryOf(Pool::BloomFilterBlocksOrDictionary),
-        PeakMemoryOf(Pool::ColumnIndexAndOffsetIndex),
-        PeakMemoryOf(Pool::OffsetIndex),
-        PeakMemoryOf(Pool::ColumnData),
-        PeakMemoryOf(Pool::Metadata),
-        PeakMemoryOf(Pool::Compressed),
-        PeakMemoryOf(Pool::Decoded),
+        PeakMemoryOf(Budget::Stage(Stage::BloomFilterHeader)),
+        PeakMemoryOf(Budget::Stage(Stage::BloomFilterBlocksOrDictionary)),
+        PeakMemoryOf(Budget::Stage(Stage::ColumnIndexAndOffsetIndex)),
+        PeakMemoryOf(Budget::Stage(Stage::OffsetIndex)),
+        PeakMemoryOf(Budget::Stage(Stage::ColumnData)),
+        PeakMemoryOf(Budget::Pool(MemoryPool::Metadata)),
+        PeakMemoryOf(Budget::Pool(MemoryPool::Compressed)),
+        PeakMemoryOf(Budget::Pool(MemoryPool::Decoded)),
         DecodeBusy,
         DecodeFetchWait,
         ConsumerBusy,
@@ -249,7 +224,7 @@ impl Metric {
             Metric::MeanConcurrentGets => "mean_concurrent_gets",
             Metric::MaxConcurrentGets => "max_concurrent_gets",
             Metric::PeakMemory => "peak_memory",
-            Metric::PeakMemoryOf(p) => p.metric_name(),
+            Metric::PeakMemoryOf(b) => peak_metric_name(b),
             Metric::DecodeBusy => "decode_busy",
             Metric::DecodeFetchWait => "decode_fetch_wait",
             Metric::ConsumerBusy => "consumer_busy",
@@ -462,7 +437,7 @@ mod tests {
             assert_eq!(Metric::from_name(m.name()), Some(m));
             assert!(!m.doc().is_empty());
         }
-        for p in Pool::ALL {
+        for p in POOLS {
             assert!(Metric::all().any(|m| m == Metric::PeakMemoryOf(p)), "{p:?}");
         }
         for e in ProfileEvent::ALL {

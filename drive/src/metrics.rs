@@ -3,7 +3,7 @@
 //! the real one from its log of real requests. The reader-side figures come from the same
 //! `planner::Reader` in both.
 
-use crate::metric::{Metric, Pool, RunMetrics};
+use crate::metric::{Metric, RunMetrics, POOLS};
 use planner::Reader;
 use readahead::ProfileEvent;
 
@@ -51,18 +51,18 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
     m.set(Metric::MaxConcurrentGets, store.peak_concurrency as f64);
     // Every pool of both generations, in a fixed order, so arms line up (absent = 0). The total
     // adds per-pool peaks: an upper bound of the peak of the sum.
-    let peaks = status.peak_memory();
-    let peak_of = |pool: Pool| {
-        peaks
+    let peak_of = |pool: readahead::Budget| {
+        status
+            .memory
             .iter()
-            .find(|(n, _)| n == pool.name())
-            .map_or(0, |p| p.1)
+            .find(|u| u.budget == pool)
+            .map_or(0, |u| u.peak_bytes)
     };
     m.set(
         Metric::PeakMemory,
-        Pool::ALL.iter().map(|p| peak_of(*p)).sum::<u64>() as f64,
+        POOLS.iter().map(|p| peak_of(*p)).sum::<u64>() as f64,
     );
-    for pool in Pool::ALL {
+    for pool in POOLS {
         m.set(Metric::PeakMemoryOf(pool), peak_of(pool) as f64);
     }
     m.set(Metric::DecodeBusy, f.decode_busy_ns as f64);

@@ -45,7 +45,7 @@ impl Recorder {
             // Every pool of both generations in a fixed order, so arms share one CSV header.
             memory: {
                 let usage = s.memory_usage();
-                crate::metric::Pool::ALL
+                crate::metric::POOLS
                     .iter()
                     .map(|p| {
                         let name = p.name();

@@ -53,7 +53,9 @@ fn axis_format(a: &Axis) -> Option<fn(f64) -> String> {
 }
 
 /// Writes the sweep's plots into `dir` and returns their paths: one line chart per metric for
-/// the first axis (other axes at their first value), and a heatmap per arm when two axes vary.
+/// the first axis (the other axes at their first value, stated in the title), and a heatmap
+/// per arm when two axes vary. Titles name the scenario and the case. On an axis of sizes the
+/// points sit at the swept values exactly as typed (`64KiB`, `1MiB`, ...).
 pub fn sweep_plots(
     result: &SweepResult,
     scenario: &str,
@@ -72,43 +74,42 @@ pub fn sweep_plots(
         }
         v
     };
+    let case = &result.case;
     // Rows where every other axis sits at its first value.
-    let others_first = |values: &[String]| {
-        result
-            .axes
-            .iter()
-            .zip(values)
-            .skip(1)
-            .all(|(a, v)| a.values.first() == Some(v))
-    };
+    let others_first = |coords: &[usize]| coords.iter().skip(1).all(|&i| i == 0);
+    let fixed: Vec<String> = result
+        .axes
+        .iter()
+        .skip(1)
+        .map(|a| format!("{}={}", a.name, a.values.first().map_or("", String::as_str)))
+        .collect();
+    let categorical = x_axis.kind == Kind::Bytes || x_axis.kind == Kind::Text;
     for metric in SWEEP_METRICS {
         let name = metric.name();
         let mut series = Vec::new();
-        let mut unit = Unit::Count;
+        let unit = metric.unit();
         for arm in &arms {
             let mut pts = Vec::new();
             let mut band = Vec::new();
             for row in result
                 .rows
                 .iter()
-                .filter(|r| &r.arm == arm && others_first(&r.values))
+                .filter(|r| &r.arm == arm && others_first(&r.coords))
             {
-                let Some(xi) = x_axis
-                    .values
-                    .iter()
-                    .position(|v| Some(v) == row.values.first())
-                else {
+                let Some(&xi) = row.coords.first() else {
                     continue;
                 };
-                let Some((m, s)) = row.summaries.iter().find(|(n, _)| n == metric) else {
+                let Some((_, s)) = row.summaries.iter().find(|(n, _)| n == metric) else {
                     continue;
                 };
-                let u = m.unit();
-                unit = u;
-                let x = axis_value(x_axis, xi);
-                pts.push((x, scale(u, s.mean)));
+                let x = if categorical {
+                    xi as f64
+                } else {
+                    axis_value(x_axis, xi)
+                };
+                pts.push((x, scale(unit, s.mean)));
                 if s.n > 1 {
-                    band.push((x, scale(u, s.mean - s.ci95), scale(u, s.mean + s.ci95)));
+                    band.push((x, scale(unit, s.mean - s.ci95), scale(unit, s.mean + s.ci95)));
                 }
             }
             series.push(Series {
@@ -118,9 +119,14 @@ pub fn sweep_plots(
             });
         }
         let (unit_name, _) = unit_of(unit);
-        let log_x = charts::spans_decades(x_axis.numeric.iter().copied());
+        let log_x = !categorical && charts::spans_decades(x_axis.numeric.iter().copied());
+        let at = if fixed.is_empty() {
+            String::new()
+        } else {
+            format!(" (at {})", fixed.join(", "))
+        };
         let chart = LineChart {
-            title: format!("{scenario}: {name} vs {}", x_axis.name),
+            title: format!("{scenario} / {case}: {name} vs {}{at}", x_axis.name),
             x_label: axis_label(x_axis),
             y_label: if unit_name.is_empty() {
                 name.to_string()
@@ -132,6 +138,7 @@ pub fn sweep_plots(
             log_y: false,
             x_format: axis_format(x_axis),
             y_format: None,
+            x_ticks: categorical.then(|| x_axis.values.clone()),
         };
         out.extend(chart.save(&dir.join(format!("{scenario}-{name}-vs-{}", x_axis.name)))?);
     }
@@ -140,25 +147,19 @@ pub fn sweep_plots(
         for arm in &arms {
             let mut z = vec![vec![f64::NAN; x_axis.values.len()]; y_axis.values.len()];
             for row in result.rows.iter().filter(|r| &r.arm == arm) {
-                let xi = x_axis
-                    .values
-                    .iter()
-                    .position(|v| Some(v) == row.values.first());
-                let yi = y_axis
-                    .values
-                    .iter()
-                    .position(|v| Some(v) == row.values.get(1));
                 let s = row
                     .summaries
                     .iter()
                     .find(|(n, _)| *n == Metric::WallTime)
                     .map(|x| x.1.mean);
-                if let (Some(xi), Some(yi), Some(s)) = (xi, yi, s) {
-                    z[yi][xi] = s / 1e9;
+                if let (Some(&xi), Some(&yi), Some(s)) = (row.coords.first(), row.coords.get(1), s) {
+                    if let Some(cell) = z.get_mut(yi).and_then(|r| r.get_mut(xi)) {
+                        *cell = s / 1e9;
+                    }
                 }
             }
             let h = Heatmap {
-                title: format!("{scenario} / {arm}: wall time"),
+                title: format!("{scenario} / {case} / {arm}: wall time"),
                 x_label: axis_label(x_axis),
                 y_label: axis_label(y_axis),
                 x_ticks: x_axis.values.clone(),
@@ -193,6 +194,19 @@ pub fn timeline_plot(
         pts
     };
     let mib = 1024.0 * 1024.0;
+    // Pool memory in the unit that fits its peak.
+    let peak = rows
+        .iter()
+        .flat_map(|r| r.memory.iter().map(|m| m.1))
+        .max()
+        .unwrap_or(0) as f64;
+    let (mem_div, mem_unit) = if peak >= (1u64 << 30) as f64 {
+        ((1u64 << 30) as f64, "GiB")
+    } else if peak >= mib {
+        (mib, "MiB")
+    } else {
+        (1024.0, "KiB")
+    };
     let mut memory = Vec::new();
     if let Some(first) = rows.first() {
         for (pi, (pool, _)) in first.memory.iter().enumerate() {
@@ -205,7 +219,7 @@ pub fn timeline_plot(
             memory.push(Series {
                 name: pool.clone(),
                 points: steps(&|r: &TimelineRow| {
-                    r.memory.get(pi).map(|m| m.1 as f64 / mib).unwrap_or(0.0)
+                    r.memory.get(pi).map(|m| m.1 as f64 / mem_div).unwrap_or(0.0)
                 }),
                 band: vec![],
             });
@@ -220,7 +234,21 @@ pub fn timeline_plot(
         log_y: false,
         x_format: None,
         y_format: None,
+        x_ticks: None,
     };
+    let mut in_flight = vec![Series {
+        name: "in flight".into(),
+        points: steps(&|r| r.bytes_in_flight as f64 / mib),
+        band: vec![],
+    }];
+    // Only readers with a bytes-in-flight target (R5, Polars) have a target to draw.
+    if rows.iter().any(|r| r.target_bytes_in_flight > 0) {
+        in_flight.push(Series {
+            name: "target".into(),
+            points: steps(&|r| r.target_bytes_in_flight as f64 / mib),
+            band: vec![],
+        });
+    }
     Panels {
         title: title.into(),
         panels: vec![
@@ -240,23 +268,8 @@ pub fn timeline_plot(
                     },
                 ],
             ),
-            panel(
-                "bytes in flight",
-                "MiB",
-                vec![
-                    Series {
-                        name: "in flight".into(),
-                        points: steps(&|r| r.bytes_in_flight as f64 / mib),
-                        band: vec![],
-                    },
-                    Series {
-                        name: "target".into(),
-                        points: steps(&|r| r.target_bytes_in_flight as f64 / mib),
-                        band: vec![],
-                    },
-                ],
-            ),
-            panel("pool memory", "MiB", memory),
+            panel("bytes in flight", "MiB", in_flight),
+            panel("pool memory", mem_unit, memory),
         ],
     }
     .save(stem)

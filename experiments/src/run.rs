@@ -22,40 +22,19 @@ pub struct RunOptions {
     pub ablation: bool,
 }
 
-/// The ablation arms for a scenario: base, base + each of R1..R8 alone, redesign.
-pub fn ablation_arms(s: &LoadedScenario) -> Result<Vec<scenario::ResolvedArm>, ScenarioError> {
-    let err = |k: &str, e: String| ScenarioError::at_key(&s.path, &s.text, k, e);
-    let make = |name: String,
-                preset: &str,
-                switch: Option<&str>|
-     -> Result<scenario::ResolvedArm, ScenarioError> {
-        let mut strategy =
-            planner::Strategy::preset(preset).map_err(|e| err("strategy", e.to_string()))?;
-        for (k, v) in &s.file.settings {
-            strategy.set(k, &v.0).map_err(|e| err(k, e.to_string()))?;
-        }
-        if let Some(sw) = switch {
-            strategy
-                .set(sw, "true")
-                .map_err(|e| err(sw, e.to_string()))?;
-        }
-        Ok(scenario::ResolvedArm {
-            name,
-            strategy_name: preset.to_string(),
-            strategy,
-        })
-    };
-    let mut arms = vec![make("base".into(), "clickhouse-base", None)?];
-    // R1..R8: the mechanisms of the measured change (R9, R10 were designed, not measured).
+/// The ablation arms: `clickhouse-base`, base with each of R1..R8 switched on alone, and
+/// `clickhouse-redesign` (R9 and R10 were designed, not measured), as a scenario's `arms:`.
+pub fn ablation_arms() -> serde_json::Value {
+    let mut arms = vec![serde_json::json!({ "name": "base", "strategy": "clickhouse-base" })];
     for (i, m) in planner::R_NAMES[..8].iter().enumerate() {
-        arms.push(make(
-            format!("base+R{}", i + 1),
-            "clickhouse-base",
-            Some(m),
-        )?);
+        arms.push(serde_json::json!({
+            "name": format!("base+R{}", i + 1),
+            "strategy": "clickhouse-base",
+            "settings": { *m: "true" },
+        }));
     }
-    arms.push(make("redesign".into(), "clickhouse-redesign", None)?);
-    Ok(arms)
+    arms.push(serde_json::json!({ "name": "redesign", "strategy": "clickhouse-redesign" }));
+    serde_json::Value::Array(arms)
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +61,8 @@ pub enum ScenarioRunError {
 
 pub struct ScenarioOutput {
     pub report: Report,
+    /// How the overrides landed (not-honouring arms, shadowed values): for stderr.
+    pub notes: Vec<String>,
     pub trace_csv: String,
     pub trace_rows: usize,
     pub timeline_csv: String,
@@ -144,7 +125,15 @@ pub fn run_scenario_with(
     runner: &dyn Runner,
 ) -> Result<ScenarioOutput, ScenarioRunError> {
     let tables = TableCache::default();
+    let ablated;
+    let loaded = if opts.ablation {
+        ablated = loaded.with_arms(ablation_arms())?;
+        &ablated
+    } else {
+        loaded
+    };
     let all_cases = scenario::cases(loaded)?;
+    let mut notes = loaded.notes.clone();
     for wanted in &opts.cases {
         if !all_cases.iter().any(|(n, _)| n == wanted) {
             let names: Vec<&str> = all_cases.iter().map(|(n, _)| n.as_str()).collect();
@@ -160,9 +149,19 @@ pub fn run_scenario_with(
             continue;
         }
         let s = loaded.with_overrides(&ovs)?;
+        for n in &s.notes {
+            if !notes.contains(n) {
+                notes.push(format!("case {name}: {n}"));
+            }
+        }
         let mut r = scenario::resolve(&s, &tables)?;
-        if opts.ablation {
-            r.arms = ablation_arms(&s)?;
+        for a in &r.arms {
+            for n in a.inert_settings() {
+                let n = format!("case {name}: {n}");
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
         }
         for wanted in &opts.arms {
             if !r.arms.iter().any(|a| &a.name == wanted) {
@@ -214,6 +213,7 @@ pub fn run_scenario_with(
         .filter(|row| !matches!(row.served_by, drive::trace::ServedBy::Needed(_)))
         .count();
     Ok(ScenarioOutput {
+        notes,
         report: Report {
             scenario: loaded.file.name.clone(),
             seed,
@@ -221,7 +221,7 @@ pub fn run_scenario_with(
             cases,
         },
         trace_csv: if opts.trace {
-            drive::trace::to_csv(&traces)?
+            drive::trace::to_csv(&traces, &run_metas(&resolved_cases, &traces))?
         } else {
             String::new()
         },
@@ -233,6 +233,37 @@ pub fn run_scenario_with(
         },
         timelines,
     })
+}
+
+/// What each traced run ran with, in the order of its rows.
+fn run_metas(
+    cases: &[(String, Resolved)],
+    traces: &[Labelled<TraceRow>],
+) -> Vec<tracefit::RunMeta> {
+    traces
+        .iter()
+        .filter_map(|(case, arm, rep, query, _)| {
+            let (_, r) = cases.iter().find(|(n, _)| n == case)?;
+            let a = r.arms.iter().find(|a| &a.name == arm)?;
+            Some(tracefit::RunMeta {
+                case: case.clone(),
+                arm: arm.clone(),
+                replication: *rep,
+                query: query.clone(),
+                strategy: a.strategy_name.clone(),
+                seed: r.seed,
+                store: r.store.name.clone(),
+                settings: a
+                    .changed_settings()
+                    .into_iter()
+                    .filter_map(|s| {
+                        s.split_once(" = ")
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
 }
 
 /// One arm x replication: every query in order, metrics added up.
@@ -306,6 +337,7 @@ fn run_case(
         .map(|a| ArmReport {
             arm: a.name.clone(),
             strategy: a.strategy_name.clone(),
+            settings: a.changed_settings(),
             runs: Vec::new(),
             per_query: Vec::new(),
         })

@@ -510,7 +510,16 @@ pub fn what_if(
     options: &WhatIfOptions,
 ) -> Result<WhatIfReport, WhatIfError> {
     let rebuilt = rebuild(trace, options.arm.as_deref())?;
+    // What the recorded run ran with (its `# run` line), so that a what-if starts from the
+    // recorded settings; a what-if's own `--set` comes after.
+    let recorded = trace.runs.iter().find(|m| {
+        m.case == rebuilt.run.case
+            && m.arm == rebuilt.run.arm
+            && m.replication == rebuilt.run.replication
+            && m.query == rebuilt.run.query
+    });
     let mut resolved_arms = Vec::new();
+    let mut inherited_note = None;
     for a in arms {
         let name = a.name();
         let mut strategy =
@@ -518,7 +527,26 @@ pub fn what_if(
                 arm: name.clone(),
                 what: e.to_string(),
             })?;
-        for (k, v) in a.shared_settings.iter().chain(&a.settings) {
+        let inherited: Vec<(String, String)> = recorded
+            .map(|m| {
+                m.settings
+                    .iter()
+                    .filter(|(k, _)| strategy.honours(k))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !inherited.is_empty() && inherited_note.is_none() {
+            inherited_note = Some(format!(
+                "every what-if starts from the recorded run's settings it honours: {}",
+                inherited
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        for (k, v) in inherited.iter().chain(&a.shared_settings).chain(&a.settings) {
             strategy.set(k, v).map_err(|e| WhatIfError::Strategy {
                 arm: name.clone(),
                 what: e.to_string(),
@@ -548,6 +576,9 @@ pub fn what_if(
         arms: resolved_arms,
     };
     let mut notes = rebuilt.notes;
+    if let Some(n) = inherited_note {
+        notes.insert(0, n);
+    }
     if let Some(a) = arms.first().filter(|a| !a.shared_settings.is_empty()) {
         let s: Vec<String> = a
             .shared_settings
@@ -728,6 +759,7 @@ mod tests {
 
     fn parsed(records: Vec<TraceRecord>) -> ParsedTrace {
         ParsedTrace {
+            runs: Vec::new(),
             source: "t".into(),
             format: tracefit::TraceFormat::SimTrace,
             lines_read: records.len() as u64,

@@ -6,8 +6,8 @@ pub mod overrides;
 pub mod resolve;
 
 pub use file::ScenarioFile;
-pub use load::{load, parse, LoadedScenario, ScenarioError};
-pub use overrides::{parse_override, Override};
+pub use load::{load, nearest, parse, LoadedScenario, ScenarioError};
+pub use overrides::{parse_override, Layer, Override};
 pub use resolve::{resolve, Resolved, ResolvedArm, ResolvedQuery, TableCache};
 
 use std::fmt::Write as _;
@@ -18,12 +18,18 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
     let tree = serde_saphyr::to_string(&loaded.tree)
         .unwrap_or_else(|e| format!("# (cannot print the tree: {e})\n"));
     let _ = writeln!(out, "# {} after overrides", loaded.path.display());
+    for note in &loaded.notes {
+        let _ = writeln!(out, "# note: {note}");
+    }
     out.push_str(&tree);
     let tables = TableCache::default();
     for (case, overrides) in cases(loaded)? {
         let scenario = loaded.with_overrides(&overrides)?;
         let r = resolve(&scenario, &tables)?;
         let _ = writeln!(out, "\n# case `{case}` resolves to:");
+        for note in scenario.notes.iter().filter(|n| !loaded.notes.contains(n)) {
+            let _ = writeln!(out, "#   note: {note}");
+        }
         let _ = writeln!(
             out,
             "#   table: {} files, {} column chunks, {} ({})",
@@ -52,6 +58,10 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
         );
         for a in &r.arms {
             let _ = writeln!(out, "#   arm {} = {}", a.name, a.strategy_name);
+            let changed = a.changed_settings();
+            if !changed.is_empty() {
+                let _ = writeln!(out, "#     settings that differ from the preset: {}", changed.join(", "));
+            }
         }
     }
     Ok(out)
@@ -66,7 +76,7 @@ pub fn cases(loaded: &LoadedScenario) -> Result<Vec<(String, Vec<Override>)>, Sc
     for c in &loaded.file.cases {
         let mut ovs = Vec::new();
         for (k, v) in &c.set {
-            let ov = parse_override(&format!("{k}={}", v.0)).map_err(|e| {
+            let ov = parse_override(&format!("{k}={}", v.0)).map(|o| o.at(Layer::Case)).map_err(|e| {
                 ScenarioError::at_key(
                     &loaded.path,
                     &loaded.text,

@@ -63,10 +63,16 @@ impl ScenarioError {
 pub struct LoadedScenario {
     pub path: PathBuf,
     pub text: String,
+    /// The tree as the file states it.
+    pub base_tree: Value,
     /// The tree after overrides.
     pub tree: Value,
     pub file: ScenarioFile,
+    /// Every override, in the order they apply (by layer, then as given).
     pub overrides: Vec<Override>,
+    /// What a user should know about how the overrides landed: a setting that some arms do not
+    /// honour, a value shadowed by a higher layer. The command prints them on stderr.
+    pub notes: Vec<String>,
 }
 
 impl LoadedScenario {
@@ -78,19 +84,22 @@ impl LoadedScenario {
             .unwrap_or_default()
     }
 
-    /// The same scenario with more overrides applied on top (cases, sweep points).
+    /// The same scenario with more overrides, each at its own layer: a case's `set:` lands
+    /// below `--set`, a sweep point above it, whatever the order of the calls.
     pub fn with_overrides(&self, more: &[Override]) -> Result<LoadedScenario, ScenarioError> {
         let mut all = self.overrides.clone();
         all.extend(more.iter().cloned());
-        let mut tree = self.tree.clone();
-        let file = apply_overrides(&self.path, &mut tree, more)?;
-        Ok(LoadedScenario {
-            path: self.path.clone(),
-            text: self.text.clone(),
-            tree,
-            file,
-            overrides: all,
-        })
+        build(&self.path, &self.text, self.base_tree.clone(), all)
+    }
+
+    /// The same scenario with its arms replaced (`sim run --ablation`): overrides apply to
+    /// the new arms as they would have to the old.
+    pub fn with_arms(&self, arms: Value) -> Result<LoadedScenario, ScenarioError> {
+        let mut base = self.base_tree.clone();
+        if let Value::Object(map) = &mut base {
+            map.insert("arms".into(), arms);
+        }
+        build(&self.path, &self.text, base, self.overrides.clone())
     }
 }
 
@@ -108,27 +117,126 @@ pub fn parse(
     text: &str,
     overrides: &[Override],
 ) -> Result<LoadedScenario, ScenarioError> {
-    let file: ScenarioFile = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
-    let mut tree: Value = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
-    let file = if overrides.is_empty() {
-        file
-    } else {
-        apply_overrides(path, &mut tree, overrides)?
-    };
+    // The typed parse first: its errors carry the line and column.
+    let _: ScenarioFile = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
+    let tree: Value = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
+    build(path, text, tree, overrides.to_vec())
+}
+
+fn build(
+    path: &Path,
+    text: &str,
+    base_tree: Value,
+    mut overrides: Vec<Override>,
+) -> Result<LoadedScenario, ScenarioError> {
+    // Stable: within a layer, the order given.
+    overrides.sort_by_key(|o| o.layer);
+    let mut tree = base_tree.clone();
+    let mut notes = Vec::new();
+    let file = apply_overrides(path, &mut tree, &overrides, &mut notes)?;
     Ok(LoadedScenario {
         path: path.to_path_buf(),
         text: text.to_string(),
+        base_tree,
         tree,
         file,
-        overrides: overrides.to_vec(),
+        overrides,
+        notes,
     })
+}
+
+fn override_error(path: &Path, ov: &Override, message: String) -> ScenarioError {
+    ScenarioError {
+        file: path.to_path_buf(),
+        line: None,
+        column: None,
+        key: Some(ov.text.clone()),
+        message,
+    }
+}
+
+/// `(arm name, strategy preset)` of every arm in the tree.
+fn arms_of(tree: &Value) -> Vec<(String, String)> {
+    tree.get("arms")
+        .and_then(Value::as_array)
+        .map(|arms| {
+            arms.iter()
+                .map(|a| {
+                    let s = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                    (s("name"), s("strategy"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The dotted paths a bare setting expands to: that setting of every arm that honours it.
+fn expand_setting(
+    path: &Path,
+    tree: &Value,
+    ov: &Override,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Vec<String>>, ScenarioError> {
+    let arms = arms_of(tree);
+    let mut paths = Vec::new();
+    let mut not_honoured = Vec::new();
+    for (i, (arm, preset)) in arms.iter().enumerate() {
+        // An unknown preset is reported, with its line, when the scenario resolves.
+        let Ok(strategy) = planner::Strategy::preset(preset) else {
+            continue;
+        };
+        if strategy.honours(name) {
+            paths.push(vec!["arms".into(), i.to_string(), "settings".into(), name.into()]);
+        } else {
+            not_honoured.push(format!("{arm} ({preset})"));
+        }
+    }
+    if paths.is_empty() && !arms.is_empty() {
+        let why = match planner::settings::setting(name) {
+            Some(_) => "no arm honours it".to_string(),
+            None => {
+                let known = planner::settings::SETTINGS.iter().map(|s| s.name);
+                match nearest(name, known) {
+                    Some(best) => format!("no such setting (did you mean `{best}`?)"),
+                    None => "no such setting; `sim settings PRESET` lists every setting a preset honours"
+                        .to_string(),
+                }
+            }
+        };
+        return Err(override_error(
+            path,
+            ov,
+            format!(
+                "`{name}` applies to no arm: {why} (arms: {})",
+                arms.iter()
+                    .map(|(a, p)| format!("{a} ({p})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    if !not_honoured.is_empty() {
+        notes.push(format!(
+            "`{}` applies to {} of {} arms; not to {}, which do not honour `{name}`",
+            ov.text,
+            paths.len(),
+            arms.len(),
+            not_honoured.join(", ")
+        ));
+    }
+    Ok(paths)
 }
 
 fn apply_overrides(
     path: &Path,
     tree: &mut Value,
     overrides: &[Override],
+    notes: &mut Vec<String>,
 ) -> Result<ScenarioFile, ScenarioError> {
+    // Who wrote each path last, to say when a higher layer shadows a lower one.
+    let mut written: std::collections::BTreeMap<String, (overrides::Layer, String)> =
+        Default::default();
     for ov in overrides {
         // `store: s3-standard` becomes `store: {preset: s3-standard}` so that `store.x=..` can
         // refine a preset.
@@ -138,13 +246,51 @@ fn apply_overrides(
                 tree["store"] = serde_json::json!({ "preset": name });
             }
         }
-        overrides::apply(tree, ov).map_err(|e| ScenarioError {
-            file: path.to_path_buf(),
-            line: None,
-            column: None,
-            key: Some(ov.text.clone()),
-            message: e.to_string(),
-        })?;
+        let targets = match &ov.setting {
+            Some(name) => expand_setting(path, tree, ov, name, notes)?,
+            None => vec![ov.path.clone()],
+        };
+        for target in targets {
+            let key = target.join(".");
+            if let Some(existing) = overrides::get(tree, &target) {
+                if ov.setting.is_some() && target.first().map(String::as_str) == Some("arms") {
+                    if let Some((layer, text)) = written.get(&key) {
+                        if *layer < ov.layer {
+                            notes.push(format!(
+                                "`{text}` ({}) is shadowed by `{}` ({})",
+                                layer.describe(),
+                                ov.text,
+                                ov.layer.describe()
+                            ));
+                        }
+                    } else if existing != &ov.value {
+                        let arm = arms_of(tree)
+                            .get(target.get(1).and_then(|i| i.parse::<usize>().ok()).unwrap_or(0))
+                            .map(|a| a.0.clone())
+                            .unwrap_or_default();
+                        notes.push(format!(
+                            "`{}` ({}) overrides arm {arm}'s own {} = {}",
+                            ov.text,
+                            ov.layer.describe(),
+                            target.last().map(String::as_str).unwrap_or(""),
+                            scalar_text(existing)
+                        ));
+                    }
+                } else if let Some((layer, text)) = written.get(&key) {
+                    if *layer < ov.layer {
+                        notes.push(format!(
+                            "`{text}` ({}) is shadowed by `{}` ({})",
+                            layer.describe(),
+                            ov.text,
+                            ov.layer.describe()
+                        ));
+                    }
+                }
+            }
+            overrides::apply_at(tree, &target, ov)
+                .map_err(|e| override_error(path, ov, e.to_string()))?;
+            written.insert(key, (ov.layer, ov.text.clone()));
+        }
     }
     let de = tree.clone();
     serde_path_to_error::deserialize::<_, ScenarioFile>(de).map_err(|e| {
@@ -156,9 +302,20 @@ fn apply_overrides(
             line: None,
             column: None,
             key: Some(at),
-            message: format!("{msg} (after applying {})", keys.join(", ")),
+            message: if keys.is_empty() {
+                msg
+            } else {
+                format!("{msg} (after applying {})", keys.join(", "))
+            },
         }
     })
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 fn saphyr_error(path: &Path, e: &serde_saphyr::Error) -> ScenarioError {

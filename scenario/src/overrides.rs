@@ -3,10 +3,15 @@
 //! An override is `path=value` where `path` walks the scenario's YAML tree (`store.first_byte.median`,
 //! `table.generate.file_count`, `arms.redesign.settings.input_format_parquet_coalesce_gap_bytes`)
 //! and `value` is a YAML scalar (`30ms`, `4`, `true`). A bare name that is not a top-level key of
-//! the scenario is a setting for every arm (`input_format_parquet_coalesce_gap_bytes=1MiB` means
-//! `settings.input_format_parquet_coalesce_gap_bytes=1MiB`), which is what sweeps vary most.
-//! In a list of named items (`arms`, `queries`, `cases`) a path segment may be the item's `name`
-//! as well as its index.
+//! the scenario is a setting for every arm that honours it (`input_format_parquet_coalesce_gap_bytes=1MiB`
+//! becomes `arms.<arm>.settings.input_format_parquet_coalesce_gap_bytes=1MiB` for each such arm,
+//! overriding the arm's own value), which is what sweeps vary most. In a list of named items
+//! (`arms`, `queries`, `cases`) a path segment may be the item's `name` as well as its index.
+//!
+//! Precedence, lowest first: the preset's defaults, the scenario's `settings:`, an arm's
+//! `settings:`, a case's `set:`, the command line's `--set`, a sweep axis or tune parameter
+//! ([`Layer`]). Overrides apply in layer order, and in the order given within a layer, so the
+//! last word is the highest layer's.
 
 use serde_json::Value;
 
@@ -28,12 +33,46 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "sweep",
 ];
 
+/// Where an override comes from, lowest precedence first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Layer {
+    /// A case's `set:`.
+    Case,
+    /// `--set` on the command line.
+    CommandLine,
+    /// A sweep axis or a tune parameter at one point.
+    Point,
+}
+
+impl Layer {
+    /// How messages name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Layer::Case => "the case's `set:`",
+            Layer::CommandLine => "`--set`",
+            Layer::Point => "the sweep axis or tune parameter",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Override {
+    /// The dotted path into the scenario tree (empty for a bare setting name).
     pub path: Vec<String>,
+    /// A bare setting name: applies to every arm that honours it.
+    pub setting: Option<String>,
     pub value: Value,
     /// The text the user wrote, for messages.
     pub text: String,
+    pub layer: Layer,
+}
+
+impl Override {
+    /// The same override at another layer.
+    pub fn at(mut self, layer: Layer) -> Override {
+        self.layer = layer;
+        self
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -59,23 +98,24 @@ pub enum OverrideError {
     },
 }
 
-/// Parses `path=value`. The value is read as a YAML scalar, so `4` is a number and `2MiB` a string.
+/// Parses `path=value` (at the command line's layer; see [`Override::at`]). The value is read
+/// as a YAML scalar, so `4` is a number and `2MiB` a string.
 pub fn parse_override(text: &str) -> Result<Override, OverrideError> {
     let (path, value) = text
         .split_once('=')
         .ok_or_else(|| OverrideError::NoEquals(text.to_string()))?;
     let path = path.trim();
-    if path.is_empty() {
+    if path.is_empty() || path.split('.').any(|s| s.trim().is_empty()) {
         return Err(OverrideError::EmptyPath(text.to_string()));
     }
-    let mut segments: Vec<String> = path.split('.').map(|s| s.trim().to_string()).collect();
-    if segments.len() == 1 && !TOP_LEVEL_KEYS.contains(&segments[0].as_str()) {
-        segments.insert(0, "settings".to_string());
-    }
+    let segments: Vec<String> = path.split('.').map(|s| s.trim().to_string()).collect();
+    let bare = segments.len() == 1 && !TOP_LEVEL_KEYS.contains(&segments[0].as_str());
     Ok(Override {
-        path: segments,
+        setting: bare.then(|| segments[0].clone()),
+        path: if bare { Vec::new() } else { segments },
         value: scalar_value(value.trim()),
         text: text.to_string(),
+        layer: Layer::CommandLine,
     })
 }
 
@@ -104,10 +144,17 @@ pub fn scalar_value(text: &str) -> Value {
 /// Applies one override to the tree. Missing map keys are created only inside `settings` maps
 /// and where the parent map exists (serde reports unknown keys afterwards, with a suggestion).
 pub fn apply(root: &mut Value, ov: &Override) -> Result<(), OverrideError> {
+    apply_at(root, &ov.path, ov)
+}
+
+/// Applies `ov`'s value at `path` (a bare setting's expansion, or the override's own path).
+pub fn apply_at(root: &mut Value, path: &[String], ov: &Override) -> Result<(), OverrideError> {
     let mut node = root;
     let mut parent = String::from("<scenario>");
-    let last = ov.path.len() - 1;
-    for (i, seg) in ov.path.iter().enumerate() {
+    let Some(last) = path.len().checked_sub(1) else {
+        return Err(OverrideError::EmptyPath(ov.text.clone()));
+    };
+    for (i, seg) in path.iter().enumerate() {
         let is_last = i == last;
         node = match node {
             Value::Object(map) => {
@@ -115,11 +162,9 @@ pub fn apply(root: &mut Value, ov: &Override) -> Result<(), OverrideError> {
                     map.insert(seg.clone(), ov.value.clone());
                     return Ok(());
                 }
-                if !map.contains_key(seg) {
-                    // Intermediate sections that are optional in the file (e.g. `settings`).
-                    map.insert(seg.clone(), Value::Object(Default::default()));
-                }
-                map.get_mut(seg).expect("inserted above")
+                // Intermediate sections that are optional in the file (e.g. `settings`).
+                map.entry(seg.clone())
+                    .or_insert_with(|| Value::Object(Default::default()))
             }
             Value::Array(items) => {
                 let idx = seg
@@ -195,9 +240,10 @@ mod tests {
     #[test]
     fn bare_name_is_a_setting() {
         let ov = parse_override("input_format_parquet_coalesce_gap_bytes=1MiB").unwrap();
+        assert!(ov.path.is_empty());
         assert_eq!(
-            ov.path,
-            vec!["settings", "input_format_parquet_coalesce_gap_bytes"]
+            ov.setting.as_deref(),
+            Some("input_format_parquet_coalesce_gap_bytes")
         );
         assert_eq!(ov.value, json!("1MiB"));
         let ov = parse_override("seed=7").unwrap();

@@ -8,6 +8,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+/// The most replications a scenario may ask for (each is a whole run of every arm).
+pub const MAX_REPLICATIONS: u32 = 10_000;
+
 /// A query ready for the planner.
 #[derive(Debug, Clone)]
 pub struct ResolvedQuery {
@@ -20,6 +23,38 @@ pub struct ResolvedArm {
     pub name: String,
     pub strategy_name: String,
     pub strategy: planner::Strategy,
+}
+
+impl ResolvedArm {
+    /// `name = value` of every setting whose effective value differs from the preset's default
+    /// and that does something on this arm, in listing order: what it ran with beyond its
+    /// preset.
+    pub fn changed_settings(&self) -> Vec<String> {
+        self.changed()
+            .filter(|(s, _)| s.applies_to(&self.strategy))
+            .map(|(s, v)| format!("{} = {}", s.name, v.text()))
+            .collect()
+    }
+
+    /// Settings changed from the preset's default that do nothing on this arm (their
+    /// mechanism is off), with why: for a note, since a setting that did not apply must not
+    /// look as if it had.
+    pub fn inert_settings(&self) -> Vec<String> {
+        self.changed()
+            .filter_map(|(s, v)| {
+                s.inert_because(&self.strategy)
+                    .map(|why| format!("arm {}: {} = {} does nothing ({why})", self.name, s.name, v.text()))
+            })
+            .collect()
+    }
+
+    fn changed(&self) -> impl Iterator<Item = (&'static planner::settings::Setting, planner::settings::Value)> + '_ {
+        let preset = planner::Strategy::preset(&self.strategy_name).ok();
+        self.strategy
+            .settings()
+            .into_iter()
+            .filter(move |(s, v)| preset.as_ref().is_some_and(|p| s.get(p) != *v))
+    }
 }
 
 /// Everything one case of a scenario needs to run.
@@ -80,7 +115,10 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         (Some(spec), None) => {
             let key = format!("generate:{}:{}", f.seed, serde_json::to_string(&loaded.tree["table"]).unwrap_or_default());
             tables.get_or_build(key, || {
-                tablegen::generate(spec, f.seed).map_err(|e| err("generate", format!("cannot generate the table: {e}")))
+                let t = tablegen::generate(spec, f.seed).map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
+                // Once, where the table is built: cases and sweep points share it.
+                t.validate().map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+                Ok(t)
             })?
         }
         (None, Some(rel)) => {
@@ -90,14 +128,13 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
                 let bytes = std::fs::read(&full).map_err(|e| {
                     err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
                 })?;
-                layout::format::read_table(&bytes).map_err(|e| err("layout", format!("{}: {e}", full.display())))
+                let t = layout::format::read_table(&bytes).map_err(|e| err("layout", format!("{}: {e}", full.display())))?;
+                t.validate().map_err(|e| err("table", format!("{}: the layout is inconsistent: {e}", full.display())))?;
+                Ok(t)
             })?
         }
         _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
     };
-    table
-        .validate()
-        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
 
     // Queries.
     let mut query_configs: Vec<QueryConfig> = f.queries.clone();
@@ -150,7 +187,16 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         }
         let mut strategy =
             planner::Strategy::preset(&arm.strategy).map_err(|e| err("strategy", e.to_string()))?;
-        for (k, v) in f.settings.iter().chain(arm.settings.iter()) {
+        // The scenario's shared settings reach every arm that honours them; an arm's own
+        // settings must all be honoured by its preset.
+        for (k, v) in &f.settings {
+            if strategy.honours(k) {
+                strategy
+                    .set(k, &v.0)
+                    .map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
+            }
+        }
+        for (k, v) in &arm.settings {
             strategy
                 .set(k, &v.0)
                 .map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
@@ -161,7 +207,30 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
             strategy,
         });
     }
+    for k in f.settings.keys() {
+        if !arms.iter().any(|a| a.strategy.honours(k)) {
+            // Say why with the first arm's own refusal (unknown name, or not honoured).
+            let why = arms
+                .first()
+                .and_then(|a| a.strategy.honoured_setting(k).err())
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            return Err(err(
+                k,
+                format!("the shared setting `{k}` applies to no arm: {why}"),
+            ));
+        }
+    }
 
+    if f.replications == 0 || f.replications > MAX_REPLICATIONS {
+        return Err(err(
+            "replications",
+            format!(
+                "{} replications; give between 1 and {MAX_REPLICATIONS}",
+                f.replications
+            ),
+        ));
+    }
     let cpu = f.cpu.clone().unwrap_or_default();
     cpu.validate().map_err(|e| err("cpu", e.to_string()))?;
     if let Some(pc) = &f.caches.page_cache {
@@ -175,7 +244,7 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     Ok(Resolved {
         name: f.name.clone(),
         seed: f.seed,
-        replications: f.replications.max(1),
+        replications: f.replications,
         table,
         queries,
         store,
@@ -311,6 +380,12 @@ fn query_spec(
             ))
         }
     };
+    if q.columns.is_empty() {
+        return Err((
+            "columns".into(),
+            "`columns: []` reads nothing; list at least one column (by name or index)".into(),
+        ));
+    }
     let mut spec = planner::QuerySpec::new(columns(&q.columns, schema, "columns")?, files);
     spec.row_group_keep_fraction = fraction(q.row_groups, "row_groups")?;
     if let Some(p) = &q.prewhere {

@@ -185,6 +185,7 @@ type RequestsByArm = BTreeMap<(String, String), Vec<(u64, u64, u64)>>;
 fn requests_by_arm(trace_csv: &str) -> RequestsByArm {
     // Flexible: the trace may carry more columns (needed-range rows) than request rows fill.
     let mut rd = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
         .flexible(true)
         .from_reader(trace_csv.as_bytes());
     let headers = rd.headers().unwrap().clone();
@@ -372,6 +373,7 @@ fn progress_feeds_partial_readiness_and_first_byte_precedes_the_end() {
         "no partial read was served: progress events did not reach the reader"
     );
     let mut rd = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
         .flexible(true)
         .from_reader(out.trace_csv.as_bytes());
     let headers = rd.headers().unwrap().clone();

@@ -169,6 +169,7 @@ arms:
 /// Store rows of a trace CSV back as `TraceRow`s (only the columns the quantiles need).
 fn measured_rows(csv_text: &str) -> Vec<drive::TraceRow> {
     let mut rd = csv::ReaderBuilder::new()
+        .comment(Some(b'#'))
         .flexible(true)
         .from_reader(csv_text.as_bytes());
     let h = rd.headers().unwrap().clone();

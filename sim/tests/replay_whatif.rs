@@ -210,3 +210,29 @@ fn a_trace_without_needed_rows_is_refused_with_a_reason() {
         other => panic!("expected NoNeededRanges, got {other:?}"),
     }
 }
+
+/// The trace carries what each run ran with (`# run` lines), so a what-if of the recorded
+/// strategy with no `--set` of its own starts from the recorded settings (here
+/// `max_threads = 4` from the scenario) and reproduces the recorded run.
+#[test]
+fn a_what_if_starts_from_the_recorded_settings() {
+    let loaded = parse(&small(120, 3, "")).unwrap();
+    let (report, trace) = traced(&loaded);
+    let base = trace.runs.iter().find(|m| m.arm == "base").unwrap();
+    assert_eq!(base.strategy, "clickhouse-base");
+    assert!(
+        base.settings.contains(&("max_threads".to_string(), "4".to_string())),
+        "{:?}",
+        base.settings
+    );
+    let options = WhatIfOptions {
+        arm: Some("base".into()),
+        seed: report.seed,
+        ..Default::default()
+    };
+    let spec = models::store::StoreSpec::preset("s3-standard").unwrap();
+    let w = what_if(&trace, &spec, &[arm("clickhouse-base", &[], &[])], &options).unwrap();
+    let wall = metric(&report, "default", "base", Metric::WallTime);
+    assert_eq!(w.rows[1].wall_ns.map(|w| w as f64), Some(wall), "{}", w.to_table());
+    assert!(w.to_table().contains("recorded run's settings"), "{}", w.to_table());
+}

@@ -45,20 +45,21 @@ fn csv_does_not_depend_on_threads_and_resume_gives_the_same_file() {
         .unwrap();
     let full = std::fs::read_to_string(&one).unwrap();
     assert_eq!(full, std::fs::read_to_string(&two).unwrap());
-    // 6 points x 2 arms + header.
-    assert_eq!(full.lines().count(), 13);
+    // The fingerprint, the header, 6 points x 2 arms.
+    assert_eq!(full.lines().count(), 14);
+    assert!(full.starts_with("# sim sweep "), "{full}");
     // The varied values change the results (so the comparison above is not trivially true).
     let walls: std::collections::BTreeSet<String> = full
         .lines()
-        .skip(1)
+        .skip(2)
         .map(|l| l.split(',').nth(6).unwrap().to_string())
         .collect();
     assert!(walls.len() > 2, "{walls:?}");
 
-    // Interrupted after 2.5 points: the header, 5 complete rows and a torn line.
+    // Interrupted after 2.5 points: the fingerprint, the header, 5 complete rows and a torn line.
     let cut = tmp("cut.csv");
-    let mut lines: Vec<&str> = full.lines().take(6).collect();
-    let torn = &full.lines().nth(6).unwrap()[..20];
+    let mut lines: Vec<&str> = full.lines().take(7).collect();
+    let torn = &full.lines().nth(7).unwrap()[..20];
     lines.push(torn);
     std::fs::write(&cut, lines.join("\n")).unwrap();
     let res = run_sweep(&l, &opts(cut.clone(), true)).unwrap();
@@ -82,4 +83,109 @@ fn bad_vary_is_a_clear_error() {
         .expect("an unknown name must fail")
         .to_string();
     assert!(e.contains("input_format_parquet_coalesce_gap_bytes"), "{e}");
+}
+
+/// A file torn inside the last field of a point's last row has every field of that row: only
+/// the missing newline tells. That point runs again; nothing before it is lost.
+#[test]
+fn a_row_torn_inside_its_last_field_is_not_kept() {
+    let l = parse(&small(3, 2, "")).unwrap();
+    let full_path = tmp("full-torn.csv");
+    run_sweep(&l, &opts(full_path.clone(), false)).unwrap();
+    let full = std::fs::read_to_string(&full_path).unwrap();
+    // Fingerprint, header, points 0 and 1 (4 rows), and point 2's two rows with the second
+    // losing its last two characters and its newline.
+    let upto: usize = full.lines().take(8).map(|l| l.len() + 1).sum();
+    let cut = tmp("torn-field.csv");
+    std::fs::write(&cut, &full[..upto - 3]).unwrap();
+    let res = run_sweep(&l, &opts(cut.clone(), true)).unwrap();
+    assert_eq!(res.points_resumed, 2, "point 2 was torn");
+    assert_eq!(std::fs::read_to_string(&cut).unwrap(), full);
+}
+
+/// `--resume` keeps rows only from the same sweep: other replications, another `--set`,
+/// other axis values or a file that is not a sweep are refused, naming what differs, and the
+/// file is left as it was.
+#[test]
+fn resume_refuses_another_sweeps_file_naming_what_differs() {
+    let l = parse(&small(2, 2, "")).unwrap();
+    let path = tmp("stale.csv");
+    let mut o = opts(path.clone(), false);
+    o.reps = Some(1);
+    run_sweep(&l, &o).unwrap();
+    let before = std::fs::read_to_string(&path).unwrap();
+
+    let mut more_reps = opts(path.clone(), true);
+    more_reps.reps = Some(3);
+    let e = run_sweep(&l, &more_reps).err().unwrap().to_string();
+    assert!(e.contains("reps") && e.contains("`1` in the file, `3` now"), "{e}");
+
+    let with_set = l
+        .with_overrides(&[scenario::parse_override("max_threads=2").unwrap()])
+        .unwrap();
+    let mut same = opts(path.clone(), true);
+    same.reps = Some(1);
+    let e = run_sweep(&with_set, &same).err().unwrap().to_string();
+    assert!(e.contains("overrides"), "{e}");
+
+    let mut other_values = same.clone();
+    other_values.axes[1] = parse_vary("store.first_byte.median=10ms,80ms").unwrap();
+    let e = run_sweep(&l, &other_values).err().unwrap().to_string();
+    assert!(e.contains("axes"), "{e}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "refusals change nothing");
+
+    let foreign = tmp("foreign.csv");
+    std::fs::write(&foreign, "a,b,c\n1,2,3\n").unwrap();
+    let mut f = same.clone();
+    f.output = foreign.clone();
+    let e = run_sweep(&l, &f).err().unwrap().to_string();
+    assert!(e.contains("not a `# sim sweep` fingerprint"), "{e}");
+    assert_eq!(std::fs::read_to_string(&foreign).unwrap(), "a,b,c\n1,2,3\n");
+
+    // The same sweep resumes: nothing to run.
+    let res = run_sweep(&l, &same).unwrap();
+    assert_eq!((res.points_resumed, res.points_run), (6, 0));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+}
+
+#[test]
+fn an_axis_given_twice_is_refused() {
+    let l = parse(&small(2, 2, "")).unwrap();
+    let args = [
+        "input_format_parquet_min_bytes_in_flight=0,64MiB".to_string(),
+        "input_format_parquet_min_bytes_in_flight=16MiB".to_string(),
+    ];
+    let e = experiments::sweep::axes_for(&l, &args).err().unwrap().to_string();
+    assert!(e.contains("varied twice"), "{e}");
+}
+
+/// A bare axis reaches every arm that honours it, overriding the arm's own value; the CSV
+/// says what each arm ran with, and `-` for an arm that does not honour the setting.
+#[test]
+fn axis_columns_hold_what_each_arm_ran_with() {
+    let extra = "  - name: floor-0\n    strategy: clickhouse-redesign\n    settings: { input_format_parquet_min_bytes_in_flight: 0 }\n  - name: duck\n    strategy: duckdb\n";
+    let l = parse(&small(2, 2, extra)).unwrap();
+    let path = tmp("effective.csv");
+    let mut o = opts(path.clone(), false);
+    o.axes = vec![parse_vary("input_format_parquet_min_bytes_in_flight=16MiB,128MiB").unwrap()];
+    o.reps = Some(1);
+    let res = run_sweep(&l, &o).unwrap();
+    let value = |arm: &str, point: usize| {
+        res.rows
+            .iter()
+            .find(|r| r.arm == arm && r.point == point)
+            .map(|r| r.values[0].clone())
+            .unwrap()
+    };
+    assert_eq!(value("redesign", 1), "128MiB");
+    assert_eq!(value("floor-0", 0), "16MiB", "the axis overrides the arm's own 0");
+    assert_eq!(value("base", 0), "-", "base has R5 off: the floor did nothing there");
+    assert_eq!(value("duck", 0), "-", "duckdb does not honour it");
+    assert!(
+        res.notes.iter().any(|n| n.contains("duck")),
+        "says which arm it did not reach: {:?}",
+        res.notes
+    );
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert!(csv.contains(",-,duck,duckdb,"), "{csv}");
 }

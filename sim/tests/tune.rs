@@ -79,9 +79,15 @@ fn bad_parameters_are_clear_errors() {
     assert!(parse_param("nonsense").is_err());
     let loaded = vec![scenario()];
     let t = targets(&loaded, Some("redesign")).unwrap();
-    let mut o = opts(5, 1);
-    o.params = vec![parse_param("input_format_parquet_coalesce_gap_byte=64KiB..1MiB").unwrap()];
-    let e = tune(&t, &o).err().expect("unknown setting").to_string();
+    // An unknown name fails where it is typed, with the nearest name.
+    let e = parse_param("input_format_parquet_coalesce_gap_byte=64KiB..1MiB")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("input_format_parquet_coalesce_gap_bytes"), "{e}");
+    // A setting the tuned arm does not honour is refused, naming the arm and its preset.
+    let mut o = opts(5, 1);
+    o.params = vec![parse_param("allow_gap=4KiB..1MiB").unwrap()];
+    let e = tune(&t, &o).err().expect("not honoured").to_string();
+    assert!(e.contains("redesign") && e.contains("does not honour"), "{e}");
     assert!(targets(&loaded, Some("nope")).is_err());
 }

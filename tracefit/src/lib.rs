@@ -14,7 +14,10 @@ pub mod sim_trace;
 
 pub use error::{LineError, Malformed, TraceError};
 pub use fit::{fit_store, FitOptions, StoreFit};
-pub use parse::{parse_bytes, parse_file, parse_reader, ParseOptions, ParsedTrace, TraceFormat};
+pub use parse::{
+    parse_bytes, parse_file, parse_reader, ParseOptions, ParsedTrace, RunMeta, TraceFormat,
+    RUN_META_PREFIX,
+};
 pub use plot::{plot_ecdf, plot_store_fit, PlotUnit};
 pub use record::{
     FirstByteSource, NeededKind, NeededPart, Operation, ServedBy, SimLabels, TraceRecord,

@@ -61,6 +61,81 @@ pub struct ParsedTrace {
     pub malformed_count: u64,
     /// The first malformed lines (at most `max_reported`).
     pub malformed: Vec<Malformed>,
+    /// What each run of a `sim run --trace` file ran with (its `# run ...` lines).
+    pub runs: Vec<RunMeta>,
+}
+
+/// What one run of a simulated or measured trace ran with: written as a comment line
+/// `# run case=C arm=A replication=R query=Q strategy=S seed=N store=M settings=k=v,k=v`
+/// before the header, one per run.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RunMeta {
+    pub case: String,
+    pub arm: String,
+    pub replication: u32,
+    pub query: String,
+    /// The strategy preset.
+    pub strategy: String,
+    /// The scenario's root seed.
+    pub seed: u64,
+    /// The store model's name (empty for an inline model).
+    pub store: String,
+    /// Every setting that differed from the preset's default, `name=value`, in listing order.
+    pub settings: Vec<(String, String)>,
+}
+
+/// The prefix of a run's metadata line.
+pub const RUN_META_PREFIX: &str = "# run ";
+
+impl RunMeta {
+    /// The comment line (no newline). Values never hold spaces or commas (names, presets and
+    /// setting values with units do not).
+    pub fn line(&self) -> String {
+        let settings: Vec<String> = self
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.replace([' ', ','], "")))
+            .collect();
+        format!(
+            "{RUN_META_PREFIX}case={} arm={} replication={} query={} strategy={} seed={} store={} settings={}",
+            self.case,
+            self.arm,
+            self.replication,
+            self.query,
+            self.strategy,
+            self.seed,
+            if self.store.is_empty() { "-" } else { &self.store },
+            settings.join(",")
+        )
+    }
+
+    /// Parses a line [`RunMeta::line`] wrote; `None` for any other comment.
+    pub fn parse(line: &str) -> Option<RunMeta> {
+        let rest = line.strip_prefix(RUN_META_PREFIX)?;
+        let mut m = RunMeta::default();
+        for field in rest.split(' ') {
+            let (k, v) = field.split_once('=')?;
+            match k {
+                "case" => m.case = v.into(),
+                "arm" => m.arm = v.into(),
+                "replication" => m.replication = v.parse().ok()?,
+                "query" => m.query = v.into(),
+                "strategy" => m.strategy = v.into(),
+                "seed" => m.seed = v.parse().ok()?,
+                "store" => m.store = if v == "-" { String::new() } else { v.into() },
+                "settings" => {
+                    m.settings = v
+                        .split(',')
+                        .filter(|s| !s.is_empty())
+                        .filter_map(|s| s.split_once('='))
+                        .map(|(a, b)| (a.to_string(), b.to_string()))
+                        .collect()
+                }
+                _ => {}
+            }
+        }
+        Some(m)
+    }
 }
 
 impl ParsedTrace {
@@ -160,6 +235,7 @@ pub fn parse_reader<R: BufRead>(
         lines_read: 0,
         malformed_count: 0,
         malformed: Vec::new(),
+        runs: Vec::new(),
     };
     let mut buf = Vec::with_capacity(512);
     let mut line_no: u64 = 0;
@@ -180,6 +256,13 @@ pub fn parse_reader<R: BufRead>(
                 Ok(line) => {
                     let line = line.strip_suffix('\r').unwrap_or(line);
                     if line.trim().is_empty() {
+                        continue;
+                    }
+                    // A simulated trace's run metadata; access logs have no comment lines.
+                    if !matches!(parser, Parser::Access) && line.starts_with('#') {
+                        if let Some(meta) = RunMeta::parse(line) {
+                            trace.runs.push(meta);
+                        }
                         continue;
                     }
                     match &parser {

@@ -109,6 +109,13 @@ pub fn parse_bytes(input: &str) -> Result<u64, UnitError> {
         unit: unit.clone(),
         expected: SIZE_UNITS,
     })?;
+    // A whole number of a whole unit is exact in integers (f64 is not, above 2^53).
+    let number = input.trim().trim_end_matches(unit.as_str()).trim();
+    if let Ok(n) = number.replace('_', "").parse::<u64>() {
+        return n.checked_mul(m as u64).ok_or_else(|| UnitError::Overflow {
+            input: input.to_string(),
+        });
+    }
     to_u64(value * m, input, "a size")
 }
 

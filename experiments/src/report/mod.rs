@@ -14,6 +14,8 @@ use std::fmt::Write as _;
 pub struct ArmReport {
     pub arm: String,
     pub strategy: String,
+    /// The settings this arm ran with that differ from its preset's defaults, `name = value`.
+    pub settings: Vec<String>,
     pub runs: Vec<RunMetrics>,
     /// Per-query breakdown of replication 0 (name, metrics), when the scenario has several queries.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -76,6 +78,9 @@ impl Report {
                 if self.replications == 1 { "" } else { "s" }
             );
             out.push_str(&side_by_side(&case.arms));
+            for a in case.arms.iter().filter(|a| !a.settings.is_empty()) {
+                let _ = writeln!(out, "{} ({}) ran with: {}", a.arm, a.strategy, a.settings.join(", "));
+            }
             out.push('\n');
         }
         out
@@ -114,6 +119,7 @@ impl Report {
         struct ArmJson<'a> {
             arm: &'a str,
             strategy: &'a str,
+            settings: &'a [String],
             metrics: Vec<MetricJson>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
             per_query: &'a Vec<(String, RunMetrics)>,
@@ -152,6 +158,7 @@ impl Report {
                         .map(|a| ArmJson {
                             arm: &a.arm,
                             strategy: &a.strategy,
+                            settings: &a.settings,
                             metrics: a
                                 .summaries()
                                 .into_iter()
@@ -253,6 +260,7 @@ mod tests {
         ArmReport {
             arm: name.into(),
             strategy: "s".into(),
+            settings: Vec::new(),
             runs: wall
                 .iter()
                 .map(|w| {

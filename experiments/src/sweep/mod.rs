@@ -2,19 +2,38 @@
 //! replications on common random numbers (the same seeds at every point), in parallel.
 //!
 //! Rows are written in point order as soon as the points before them are done, and flushed, so
-//! an interrupted sweep leaves a prefix of complete points; `--resume` keeps that prefix and runs
-//! the rest. Because the order is fixed, the CSV does not depend on the thread count.
+//! an interrupted sweep leaves a prefix of complete points. The file's first line is a comment
+//! with the sweep's [`Fingerprint`] (everything that decides its rows); `--resume` keeps the
+//! complete prefix of a file with the same fingerprint and runs the rest, and refuses a file
+//! whose fingerprint differs, naming what differs. Because the order is fixed, the CSV does
+//! not depend on the thread count. An axis column holds the value each arm actually ran with:
+//! `-` for an arm that does not honour the axis's setting.
 
+mod fingerprint;
+mod output;
 pub mod values;
 
 use crate::report::{Metric, RunMetrics, Summary};
 use crate::run::run_arm;
-use scenario::{LoadedScenario, ScenarioError, TableCache};
 use drive::Simulated;
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
+use scenario::{Layer, LoadedScenario, Resolved, ScenarioError, TableCache};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+pub use fingerprint::Fingerprint;
 pub use values::{parse_vary, Axis, Kind, VaryError};
+
+/// The most points a sweep may have (all axes together): each point runs every arm, and a
+/// grid past this is a typo, not a plan (10^6 points of 0.1 s are a day of one core).
+pub const MAX_GRID_POINTS: usize = 1_000_000;
+
+/// The most replications per point.
+pub const MAX_REPLICATIONS: u32 = 10_000;
+
+/// Points of the running sweep complete on disk, for a Ctrl-C message.
+pub static POINTS_ON_DISK: AtomicUsize = AtomicUsize::new(0);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
@@ -33,6 +52,23 @@ pub enum SweepError {
     Output { path: PathBuf, message: String },
     #[error("nothing to vary: give `--vary NAME=VALUES` or a `sweep:` section in the scenario")]
     NoAxes,
+    #[error("`{0}` is varied twice; give each axis once (list all its values in one `--vary`)")]
+    RepeatedAxis(String),
+    #[error("the grid has {points} points ({axes}); at most {max}")]
+    TooManyPoints {
+        points: String,
+        axes: String,
+        max: usize,
+    },
+    #[error("--reps {0}: give between 1 and {max} replications", max = MAX_REPLICATIONS)]
+    Reps(u32),
+    #[error("axis `{axis}` value `{value}`: {why}; expected {expected}")]
+    Value {
+        axis: String,
+        value: String,
+        why: String,
+        expected: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -50,6 +86,9 @@ pub struct SweepOptions {
 #[derive(Debug, Clone)]
 pub struct SweepRow {
     pub point: usize,
+    /// The point's position on each axis.
+    pub coords: Vec<usize>,
+    /// Per axis, the value this arm ran with (`-`: the arm does not honour the setting).
     pub values: Vec<String>,
     pub arm: String,
     pub strategy: String,
@@ -58,140 +97,148 @@ pub struct SweepRow {
 
 pub struct SweepResult {
     pub axes: Vec<Axis>,
+    /// The case swept.
+    pub case: String,
     pub rows: Vec<SweepRow>,
     pub points_run: usize,
     pub points_resumed: usize,
+    /// How the overrides landed (not-honouring arms, shadowed values): for stderr.
+    pub notes: Vec<String>,
 }
 
-/// The axes of a sweep: `--vary` arguments, else the scenario's `sweep:` section.
+/// The axes of a sweep: `--vary` arguments, else the scenario's `sweep:` section. An axis
+/// named twice is refused; values of a setting are checked against its type here, once.
 pub fn axes_for(
     loaded: &LoadedScenario,
     vary: &[String],
 ) -> Result<(Vec<Axis>, Option<u32>), SweepError> {
-    if !vary.is_empty() {
+    let (axes, reps) = if !vary.is_empty() {
         let axes = vary
             .iter()
             .map(|v| parse_vary(v))
             .collect::<Result<Vec<_>, _>>()?;
-        return Ok((axes, None));
-    }
-    let Some(sweep) = &loaded.file.sweep else {
-        return Err(SweepError::NoAxes);
-    };
-    let axes = sweep
-        .vary
-        .iter()
-        .map(|(k, v)| values::parse_values(k, v, &format!("{k}={v}")))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok((axes, sweep.reps))
-}
-
-fn header(axes: &[Axis]) -> Vec<String> {
-    let mut h = vec!["point".to_string()];
-    h.extend(axes.iter().map(|a| a.name.clone()));
-    h.extend(["arm", "strategy", "reps"].map(String::from));
-    for m in Metric::all() {
-        let base = format!("{}{}", m.name(), m.unit().csv_suffix());
-        h.push(format!("{base}_mean"));
-        h.push(format!("{base}_std"));
-        h.push(format!("{base}_ci95"));
-    }
-    h
-}
-
-fn record(row: &SweepRow, reps: u32) -> Vec<String> {
-    let mut r = vec![row.point.to_string()];
-    r.extend(row.values.iter().cloned());
-    r.push(row.arm.clone());
-    r.push(row.strategy.clone());
-    r.push(reps.to_string());
-    for (_, s) in &row.summaries {
-        r.push(format!("{}", s.mean));
-        r.push(format!("{}", s.std));
-        r.push(format!("{}", s.ci95));
-    }
-    r
-}
-
-/// Reads what an earlier run of the same sweep wrote: the number of complete leading points.
-fn resume_prefix(
-    path: &Path,
-    expected_header: &[String],
-    arms: usize,
-) -> Result<(usize, Vec<Vec<String>>), SweepError> {
-    let out_err = |m: String| SweepError::Output {
-        path: path.to_path_buf(),
-        message: m,
-    };
-    let mut rdr = match csv::ReaderBuilder::new().flexible(true).from_path(path) {
-        Ok(r) => r,
-        Err(_) => return Ok((0, Vec::new())),
-    };
-    let h: Vec<String> = rdr
-        .headers()
-        .map_err(|e| out_err(e.to_string()))?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    if h != expected_header {
-        return Err(out_err(
-            "its columns differ from this sweep's (other axes, arms or metrics); write to another file or delete it".into(),
-        ));
-    }
-    let mut rows = Vec::new();
-    for rec in rdr.records() {
-        let Ok(rec) = rec else { break };
-        if rec.len() != expected_header.len() {
-            break; // a torn last line
-        }
-        rows.push(rec.iter().map(str::to_string).collect::<Vec<_>>());
-    }
-    // Complete points only, in order from 0.
-    let mut complete = 0;
-    let mut kept = Vec::new();
-    loop {
-        let of_point: Vec<&Vec<String>> = rows
+        (axes, None)
+    } else {
+        let Some(sweep) = &loaded.file.sweep else {
+            return Err(SweepError::NoAxes);
+        };
+        let axes = sweep
+            .vary
             .iter()
-            .filter(|r| r[0] == complete.to_string())
-            .collect();
-        if of_point.len() != arms {
-            break;
+            .map(|(k, v)| values::parse_values(k, v, &format!("{k}={v}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        (axes, sweep.reps)
+    };
+    check_axes(&axes)?;
+    Ok((axes, reps))
+}
+
+fn check_axes(axes: &[Axis]) -> Result<(), SweepError> {
+    for (i, a) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|b| b.name == a.name) {
+            return Err(SweepError::RepeatedAxis(a.name.clone()));
         }
-        kept.extend(of_point.into_iter().cloned());
-        complete += 1;
-    }
-    Ok((complete, kept))
-}
-
-struct Writer {
-    out: csv::Writer<std::fs::File>,
-    next: usize,
-    pending: std::collections::BTreeMap<usize, Vec<SweepRow>>,
-    reps: u32,
-    written: Vec<SweepRow>,
-}
-
-impl Writer {
-    fn offer(&mut self, point: usize, rows: Vec<SweepRow>) -> std::io::Result<()> {
-        self.pending.insert(point, rows);
-        while let Some(rows) = self.pending.remove(&self.next) {
-            for row in &rows {
-                self.out.write_record(record(row, self.reps))?;
+        if let Some(setting) = setting_of(&a.name) {
+            for v in &a.values {
+                setting.kind.parse(v).map_err(|e| SweepError::Value {
+                    axis: a.name.clone(),
+                    value: v.clone(),
+                    why: e.why,
+                    expected: e.expected,
+                })?;
             }
-            self.out.flush()?;
-            self.written.extend(rows);
-            self.next += 1;
         }
-        Ok(())
     }
+    let mut points: usize = 1;
+    for a in axes {
+        points = points
+            .checked_mul(a.values.len())
+            .filter(|p| *p <= MAX_GRID_POINTS)
+            .ok_or_else(|| SweepError::TooManyPoints {
+                points: axes
+                    .iter()
+                    .map(|a| a.values.len().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" x "),
+                axes: axes
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                max: MAX_GRID_POINTS,
+            })?;
+    }
+    Ok(())
 }
 
-pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepResult, SweepError> {
-    if opts.axes.is_empty() {
-        return Err(SweepError::NoAxes);
+/// The setting an axis varies: a bare setting name, or the last segment of
+/// `arms.NAME.settings.SETTING`.
+fn setting_of(axis: &str) -> Option<&'static planner::settings::Setting> {
+    let last = axis.rsplit('.').next()?;
+    let bare = !axis.contains('.');
+    let arm_setting = axis.starts_with("arms.") && axis.split('.').nth(2) == Some("settings");
+    (bare || arm_setting)
+        .then(|| planner::settings::setting(last))
+        .flatten()
+}
+
+/// The value `arm` ran with on `axis` at a point whose override text is `text`.
+fn effective_value(axis: &str, text: &str, r: &Resolved, arm: usize) -> String {
+    let Some(a) = r.arms.get(arm) else {
+        return "-".into();
+    };
+    let Some(setting) = setting_of(axis) else {
+        // A scenario path (store, table, caches...): the same for every arm.
+        return text.to_string();
+    };
+    if axis.starts_with("arms.") {
+        let target = axis.split('.').nth(1).unwrap_or("");
+        let targeted = target == a.name || target.parse::<usize>().ok() == Some(arm);
+        if !targeted {
+            return "-".into();
+        }
     }
+    // A setting that does nothing on this arm (not honoured, or its mechanism off) did not
+    // run: the column says so rather than show a value that had no effect.
+    if !setting.applies_to(&a.strategy) {
+        return "-".into();
+    }
+    a.strategy
+        .value(setting.name)
+        .map_or_else(|| "-".into(), |v| v.text())
+}
+
+fn point_overrides(
+    loaded: &LoadedScenario,
+    axes: &[Axis],
+    p: &[usize],
+) -> Result<Vec<scenario::Override>, ScenarioError> {
+    axes.iter()
+        .zip(p)
+        .map(|(a, &i)| {
+            let text = format!("{}={}", a.name, a.values[i]);
+            scenario::parse_override(&text)
+                .map(|o| o.at(Layer::Point))
+                .map_err(|e| ScenarioError::new(&loaded.path, e.to_string()))
+        })
+        .collect()
+}
+
+fn describe_point(axes: &[Axis], p: &[usize]) -> String {
+    axes.iter()
+        .zip(p)
+        .map(|(a, &i)| format!("{}={}", a.name, a.values[i]))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The case to sweep and its overrides.
+fn pick_case(
+    loaded: &LoadedScenario,
+    wanted: Option<&str>,
+) -> Result<(String, Vec<scenario::Override>), SweepError> {
     let cases = scenario::cases(loaded)?;
-    let (case_name, case_ovs) = match &opts.case {
+    match wanted {
         Some(c) => cases.iter().find(|(n, _)| n == c).cloned().ok_or_else(|| {
             ScenarioError::new(
                 &loaded.path,
@@ -204,132 +251,94 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
                         .join(", ")
                 ),
             )
-        })?,
-        None => cases[0].clone(),
-    };
+            .into()
+        }),
+        None => cases
+            .into_iter()
+            .next()
+            .ok_or_else(|| ScenarioError::new(&loaded.path, "the scenario has no case").into()),
+    }
+}
+
+pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepResult, SweepError> {
+    if opts.axes.is_empty() {
+        return Err(SweepError::NoAxes);
+    }
+    check_axes(&opts.axes)?;
+    if let Some(n) = opts.reps {
+        if n == 0 || n > MAX_REPLICATIONS {
+            return Err(SweepError::Reps(n));
+        }
+    }
+    let (case_name, case_ovs) = pick_case(loaded, opts.case.as_deref())?;
     let base = loaded.with_overrides(&case_ovs)?;
     let grid = values::grid(&opts.axes);
-    let point_overrides = |p: &[usize]| -> Result<Vec<scenario::Override>, ScenarioError> {
-        opts.axes
-            .iter()
-            .zip(p)
-            .map(|(a, &i)| {
-                let text = format!("{}={}", a.name, a.values[i]);
-                scenario::parse_override(&text)
-                    .map_err(|e| ScenarioError::new(&loaded.path, e.to_string()))
-            })
-            .collect()
-    };
     let tables = TableCache::default();
-    // Resolve every point before running any, so a bad name or value fails at once.
-    let mut resolved = Vec::with_capacity(grid.len());
-    for p in &grid {
-        let s = base.with_overrides(&point_overrides(p)?)?;
+    let resolve_point = |p: &[usize]| -> Result<(Resolved, Vec<String>), SweepError> {
+        let s = base.with_overrides(&point_overrides(loaded, &opts.axes, p)?)?;
         let mut r = scenario::resolve(&s, &tables)?;
         if let Some(n) = opts.reps {
-            r.replications = n.max(1);
+            r.replications = n;
         }
-        resolved.push(r);
-    }
-    let reps = resolved.first().map(|r| r.replications).unwrap_or(1);
-    let arms = resolved.first().map(|r| r.arms.len()).unwrap_or(0);
-
-    let hdr = header(&opts.axes);
-
-    let (done, kept) = if opts.resume {
-        resume_prefix(&opts.output, &hdr, arms)?
-    } else {
-        (0, Vec::new())
+        let mut notes = s.notes;
+        for a in &r.arms {
+            notes.extend(a.inert_settings());
+        }
+        Ok((r, notes))
     };
-    let out_err = |e: &dyn std::fmt::Display| SweepError::Output {
-        path: opts.output.clone(),
-        message: e.to_string(),
-    };
-    if let Some(dir) = opts.output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| out_err(&e))?;
-    }
-    let file = std::fs::File::create(&opts.output).map_err(|e| out_err(&e))?;
-    let mut out = csv::Writer::from_writer(file);
-    out.write_record(&hdr).map_err(|e| out_err(&e))?;
-    for r in &kept {
-        out.write_record(r).map_err(|e| out_err(&e))?;
-    }
-    out.flush().map_err(|e| out_err(&e))?;
-    let writer = Mutex::new(Writer {
-        out,
-        next: done,
-        pending: Default::default(),
-        reps,
-        written: Vec::new(),
-    });
+    // The first point alone, to fail fast on a bad name and to learn the arms; the others
+    // resolve inside their own jobs, in parallel.
+    let (first, mut notes) = resolve_point(&grid[0])?;
+    let reps = first.replications;
+    let arms = first.arms.len();
+    let fingerprint = Fingerprint::of(&base, &case_name, &opts.axes, reps, first.seed)?;
+    let hdr = output::header(&opts.axes);
+    let (done, mut writer) = output::open(&opts.output, &fingerprint, &hdr, arms, opts.resume)?;
+    POINTS_ON_DISK.store(done, Ordering::Relaxed);
 
+    let writer_lock = Mutex::new(&mut writer);
     let todo: Vec<usize> = (done..grid.len()).collect();
     let bar = progress_bar(opts.progress, grid.len() as u64, done as u64);
     let failure: Mutex<Option<SweepError>> = Mutex::new(None);
+    let point_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
     todo.par_iter().for_each(|&pi| {
         if failure.lock().map(|f| f.is_some()).unwrap_or(true) {
             return;
         }
-        let r = &resolved[pi];
-        let jobs: Vec<(usize, u32)> = (0..r.arms.len())
-            .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
-            .collect();
-        let runs: Vec<Result<RunMetrics, SweepError>> = jobs
-            .par_iter()
-            .map(|&(a, rep)| {
-                run_arm(r, a, rep, Default::default(), &Simulated)
-                    .map(|x| x.total)
-                    .map_err(|(q, e)| SweepError::Run {
-                        point: pi,
-                        what: describe_point(&opts.axes, &grid[pi]),
-                        arm: format!("{} (query {q})", r.arms[a].name),
-                        message: e.to_string(),
-                    })
-            })
-            .collect();
-        let mut rows = Vec::new();
-        let mut by_arm: Vec<Vec<RunMetrics>> = vec![Vec::new(); r.arms.len()];
-        for (&(a, _), res) in jobs.iter().zip(runs) {
-            match res {
-                Ok(m) => by_arm[a].push(m),
-                Err(e) => {
-                    if let Ok(mut f) = failure.lock() {
-                        f.get_or_insert(e);
-                    }
-                    return;
-                }
+        let result = run_point(pi, &grid[pi], &opts.axes, |p| {
+            if pi == 0 {
+                Ok((first.clone(), Vec::new()))
+            } else {
+                resolve_point(p)
             }
-        }
-        for (a, runs) in by_arm.into_iter().enumerate() {
-            let report = crate::report::ArmReport {
-                arm: r.arms[a].name.clone(),
-                strategy: r.arms[a].strategy_name.clone(),
-                runs,
-                per_query: Vec::new(),
-            };
-            rows.push(SweepRow {
-                point: pi,
-                values: opts
-                    .axes
-                    .iter()
-                    .zip(&grid[pi])
-                    .map(|(ax, &i)| ax.values[i].clone())
-                    .collect(),
-                arm: report.arm.clone(),
-                strategy: report.strategy.clone(),
-                summaries: report.summaries(),
-            });
-        }
-        let res = writer
+        });
+        let rows = match result {
+            Ok((rows, n)) => {
+                if let Ok(mut all) = point_notes.lock() {
+                    all.extend(n);
+                }
+                rows
+            }
+            Err(e) => {
+                if let Ok(mut f) = failure.lock() {
+                    f.get_or_insert(e);
+                }
+                return;
+            }
+        };
+        let written = writer_lock
             .lock()
-            .map_err(|_| ())
-            .and_then(|mut w| w.offer(pi, rows).map_err(|_| ()));
-        if res.is_err() {
-            if let Ok(mut f) = failure.lock() {
-                f.get_or_insert(SweepError::Output {
-                    path: opts.output.clone(),
-                    message: "cannot write a row".into(),
-                });
+            .map_err(|_| "a worker panicked".to_string())
+            .and_then(|mut w| w.offer(pi, rows, reps).map_err(|e| e.to_string()));
+        match written {
+            Ok(on_disk) => POINTS_ON_DISK.store(on_disk, Ordering::Relaxed),
+            Err(message) => {
+                if let Ok(mut f) = failure.lock() {
+                    f.get_or_insert(SweepError::Output {
+                        path: opts.output.clone(),
+                        message,
+                    });
+                }
             }
         }
         bar.inc(1);
@@ -338,78 +347,79 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    let w = writer.into_inner().map_err(|_| SweepError::Output {
-        path: opts.output.clone(),
-        message: "a worker panicked".into(),
-    })?;
-    let _ = case_name;
+    let on_disk = POINTS_ON_DISK.load(Ordering::Relaxed);
+    for n in point_notes.into_inner().unwrap_or_default() {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
     // Rows for plots: what was kept from before plus what this run wrote, re-read from the file
     // so resumed and fresh sweeps plot the same thing.
-    let rows = read_rows(&opts.output, &opts.axes)?;
+    let rows = output::read_rows(&opts.output, &opts.axes, &grid)?;
     Ok(SweepResult {
         axes: opts.axes.clone(),
+        case: case_name,
         rows,
-        points_run: w.next - done,
+        points_run: on_disk.saturating_sub(done),
         points_resumed: done,
+        notes,
     })
 }
 
-fn describe_point(axes: &[Axis], p: &[usize]) -> String {
-    axes.iter()
-        .zip(p)
-        .map(|(a, &i)| format!("{}={}", a.name, a.values[i]))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn read_rows(
-    path: &Path,
+/// Runs every arm and replication of one point; its rows in arm order.
+fn run_point(
+    pi: usize,
+    coords: &[usize],
     axes: &[Axis],
-) -> Result<Vec<SweepRow>, SweepError> {
-    let err = |m: String| SweepError::Output {
-        path: path.to_path_buf(),
-        message: m,
-    };
-    let mut rdr = csv::Reader::from_path(path).map_err(|e| err(e.to_string()))?;
-    let mut rows = Vec::new();
-    for rec in rdr.records() {
-        let rec = rec.map_err(|e| err(e.to_string()))?;
-        let f: Vec<&str> = rec.iter().collect();
-        let n_axes = axes.len();
-        let point = f[0]
-            .parse()
-            .map_err(|_| err(format!("bad point number `{}`", f[0])))?;
-        let values = f[1..1 + n_axes].iter().map(|s| s.to_string()).collect();
-        let arm = f[1 + n_axes].to_string();
-        let strategy = f[2 + n_axes].to_string();
-        let n: usize = f[3 + n_axes].parse().unwrap_or(1);
-        let mut summaries = Vec::new();
-        for (mi, metric) in Metric::all().enumerate() {
-            let at = 4 + n_axes + mi * 3;
-            let num = |i: usize| {
-                f.get(i)
-                    .and_then(|s| s.parse::<f64>().ok())
-                    .unwrap_or(f64::NAN)
-            };
-            summaries.push((
-                metric,
-                Summary {
-                    n,
-                    mean: num(at),
-                    std: num(at + 1),
-                    ci95: num(at + 2),
-                },
-            ));
-        }
-        rows.push(SweepRow {
-            point,
-            values,
-            arm,
-            strategy,
-            summaries,
-        });
+    resolve: impl Fn(&[usize]) -> Result<(Resolved, Vec<String>), SweepError>,
+) -> Result<(Vec<SweepRow>, Vec<String>), SweepError> {
+    let (r, notes) = resolve(coords)?;
+    let jobs: Vec<(usize, u32)> = (0..r.arms.len())
+        .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
+        .collect();
+    let runs: Vec<Result<RunMetrics, SweepError>> = jobs
+        .par_iter()
+        .map(|&(a, rep)| {
+            run_arm(&r, a, rep, Default::default(), &Simulated)
+                .map(|x| x.total)
+                .map_err(|(q, e)| SweepError::Run {
+                    point: pi,
+                    what: describe_point(axes, coords),
+                    arm: format!("{} (query {q})", r.arms[a].name),
+                    message: e.to_string(),
+                })
+        })
+        .collect();
+    let mut by_arm: Vec<Vec<RunMetrics>> = vec![Vec::new(); r.arms.len()];
+    for (&(a, _), res) in jobs.iter().zip(runs) {
+        by_arm[a].push(res?);
     }
-    Ok(rows)
+    let rows = by_arm
+        .into_iter()
+        .enumerate()
+        .map(|(a, runs)| {
+            let report = crate::report::ArmReport {
+                arm: r.arms[a].name.clone(),
+                strategy: r.arms[a].strategy_name.clone(),
+                settings: Vec::new(),
+                runs,
+                per_query: Vec::new(),
+            };
+            SweepRow {
+                point: pi,
+                coords: coords.to_vec(),
+                values: axes
+                    .iter()
+                    .zip(coords)
+                    .map(|(ax, &i)| effective_value(&ax.name, &ax.values[i], &r, a))
+                    .collect(),
+                arm: report.arm.clone(),
+                strategy: report.strategy.clone(),
+                summaries: report.summaries(),
+            }
+        })
+        .collect();
+    Ok((rows, notes))
 }
 
 fn progress_bar(enabled: bool, total: u64, done: u64) -> indicatif::ProgressBar {

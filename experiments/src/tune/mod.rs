@@ -15,7 +15,7 @@ pub mod report;
 use crate::report::{Metric, RunMetrics};
 use crate::run::run_arm;
 use drive::Simulated;
-use scenario::{LoadedScenario, Resolved, ScenarioError, TableCache};
+use scenario::{Layer, LoadedScenario, Resolved, ScenarioError, TableCache};
 use argmin::core::{CostFunction, Executor};
 use argmin::solver::neldermead::NelderMead;
 pub use params::{parse_param, Param, ParamError};
@@ -38,6 +38,19 @@ pub enum TuneError {
     NoParams,
     #[error("no arm called `{0}` in {1}; arms: {2}")]
     NoArm(String, String, String),
+    #[error("`--param {0}` is given twice; give each setting once")]
+    RepeatedParam(String),
+    #[error("--budget 0 evaluates nothing; give at least 1")]
+    Budget,
+    #[error("--reps {0}: give between 1 and {max} replications", max = crate::sweep::MAX_REPLICATIONS)]
+    Reps(u32),
+    #[error("the tuned arm `{arm}` is {strategy}, which does not honour `{param}`; it honours: {honoured}")]
+    NotHonoured {
+        arm: String,
+        strategy: String,
+        param: String,
+        honoured: String,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,6 +111,19 @@ pub struct Target {
     pub label: String,
     pub scenario: LoadedScenario,
     pub arm_name: String,
+}
+
+impl Target {
+    /// The tuned arm's strategy preset.
+    pub fn strategy_name(&self) -> String {
+        self.scenario
+            .file
+            .arms
+            .iter()
+            .find(|a| a.name == self.arm_name)
+            .map(|a| a.strategy.clone())
+            .unwrap_or_default()
+    }
 }
 
 pub fn targets(loaded: &[LoadedScenario], arm: Option<&str>) -> Result<Vec<Target>, TuneError> {
@@ -174,22 +200,28 @@ impl<'a> Evaluator<'a> {
             .map(|t| {
                 let mut ovs = Vec::new();
                 if let Some(s) = strategy {
-                    ovs.push(
-                        scenario::parse_override(&format!("arms.{}.strategy={s}", t.arm_name))
-                            .map_err(|e| TuneError::Run(e.to_string()))?,
-                    );
+                    // Another strategy in the arm's place: the arm's own settings belong to its
+                    // preset, so they go; the scenario's shared settings still apply.
+                    ovs.push(scenario::Override {
+                        path: vec!["arms".into(), t.arm_name.clone()],
+                        setting: None,
+                        value: serde_json::json!({ "name": t.arm_name, "strategy": s }),
+                        text: format!("arms.{}.strategy={s}", t.arm_name),
+                        layer: Layer::Point,
+                    });
                 }
                 for (name, value) in settings {
                     let text = format!("arms.{}.settings.{name}={value}", t.arm_name);
                     ovs.push(
                         scenario::parse_override(&text)
+                            .map(|o| o.at(Layer::Point))
                             .map_err(|e| TuneError::Run(e.to_string()))?,
                     );
                 }
                 let s = t.scenario.with_overrides(&ovs)?;
                 let mut r = scenario::resolve(&s, &self.tables)?;
                 if let Some(n) = self.reps {
-                    r.replications = n.max(1);
+                    r.replications = n;
                 }
                 if let Some(adjust) = &self.adjust {
                     adjust(&mut r);
@@ -376,6 +408,32 @@ const PRIMES: [u64; 8] = [2, 3, 5, 7, 11, 13, 17, 19];
 pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneError> {
     if opts.params.is_empty() {
         return Err(TuneError::NoParams);
+    }
+    for (i, p) in opts.params.iter().enumerate() {
+        if opts.params[..i].iter().any(|q| q.name == p.name) {
+            return Err(TuneError::RepeatedParam(p.name.clone()));
+        }
+    }
+    if opts.budget == 0 {
+        return Err(TuneError::Budget);
+    }
+    if let Some(n) = opts.reps {
+        if n == 0 || n > crate::sweep::MAX_REPLICATIONS {
+            return Err(TuneError::Reps(n));
+        }
+    }
+    for t in targets {
+        let strategy = t.strategy_name();
+        if let Ok(s) = planner::Strategy::preset(&strategy) {
+            if let Some(p) = opts.params.iter().find(|p| !s.honours(&p.name)) {
+                return Err(TuneError::NotHonoured {
+                    arm: t.arm_name.clone(),
+                    strategy,
+                    param: p.name.clone(),
+                    honoured: s.honoured_names().join(", "),
+                });
+            }
+        }
     }
     let eval = Evaluator::new(targets, opts.reps);
     // Check every name on the defaults first: a bad name fails before any search.

@@ -22,27 +22,9 @@ pub enum ParamError {
     Bad { text: String, what: String },
 }
 
-/// Settings whose values are counts, not sizes or ratios.
-const INTEGER_SETTINGS: &[&str] = &[
-    "input_format_parquet_max_io_threads",
-    "max_download_threads",
-    "max_parsing_threads",
-    "max_threads",
-    "input_format_parquet_files_prefetch_ahead",
-    "input_format_parquet_parallel_subgroups",
-];
-
-fn classify(v: &str) -> Option<(Kind, f64)> {
-    let v = v.trim();
-    if let Ok(n) = v.parse::<f64>() {
-        return Some((Kind::Number, n));
-    }
-    if let Ok(b) = units::parse_bytes(v) {
-        return Some((Kind::Bytes, b as f64));
-    }
-    None
-}
-
+/// Parses `NAME=LOW..HIGH[:log]`. `NAME` must be a setting of the registry
+/// (`planner::settings`); its type decides how the ends parse (sizes need units), whether
+/// values are whole numbers, and how proposals are rounded.
 pub fn parse_param(text: &str) -> Result<Param, ParamError> {
     let (name, range) = text
         .split_once('=')
@@ -51,6 +33,16 @@ pub fn parse_param(text: &str) -> Result<Param, ParamError> {
         text: text.to_string(),
         what,
     };
+    let name = name.trim().to_string();
+    let setting = planner::settings::setting(&name).ok_or_else(|| {
+        let known = planner::settings::SETTINGS.iter().map(|s| s.name);
+        match scenario::nearest(&name, known) {
+            Some(best) => bad(format!("no setting `{name}` (did you mean `{best}`?)")),
+            None => bad(format!(
+                "no setting `{name}`; `sim settings PRESET` lists the settings a preset honours"
+            )),
+        }
+    })?;
     let (range, log) = match range.rsplit_once(':') {
         Some((r, "log")) => (r, true),
         Some((_, other)) => {
@@ -63,25 +55,25 @@ pub fn parse_param(text: &str) -> Result<Param, ParamError> {
     let (lo, hi) = range
         .split_once("..")
         .ok_or_else(|| ParamError::Form(text.to_string()))?;
-    let (k_lo, low) = classify(lo)
-        .ok_or_else(|| bad(format!("`{lo}` is neither a number nor a size with a unit")))?;
-    let (k_hi, high) = classify(hi)
-        .ok_or_else(|| bad(format!("`{hi}` is neither a number nor a size with a unit")))?;
-    let kind = match (k_lo, k_hi) {
-        (a, b) if a == b => a,
-        (Kind::Number, b) if low == 0.0 => b,
-        (a, b) => {
+    let (kind, integer) = match setting.kind {
+        planner::settings::Kind::Bytes { .. } => (Kind::Bytes, false),
+        planner::settings::Kind::Count { .. } => (Kind::Number, true),
+        planner::settings::Kind::Ratio { .. } => (Kind::Number, false),
+        planner::settings::Kind::Bool | planner::settings::Kind::Choice(_) => {
             return Err(bad(format!(
-                "`{lo}` and `{hi}` have different units ({a:?}, {b:?}); write both with a unit"
+                "`{name}` is a {}, not a range to search; compare its values with `sim sweep --vary`",
+                setting.kind.describe()
             )))
         }
     };
-    let name = name.trim().to_string();
-    if name.ends_with("_bytes") && kind != Kind::Bytes && !(low == 0.0 && high == 0.0) {
-        return Err(bad(format!(
-            "`{name}` is a size: write the range with units, e.g. `64KiB..16MiB`"
-        )));
-    }
+    let end = |t: &str| -> Result<f64, ParamError> {
+        setting
+            .kind
+            .parse(t)
+            .map(|v| v.number())
+            .map_err(|e| bad(format!("`{}`: {}; expected {}", t.trim(), e.why, e.expected)))
+    };
+    let (low, high) = (end(lo)?, end(hi)?);
     if !(high > low) {
         return Err(bad(format!(
             "the range is empty or runs backwards ({lo} .. {hi})"
@@ -90,10 +82,6 @@ pub fn parse_param(text: &str) -> Result<Param, ParamError> {
     if log && low <= 0.0 {
         return Err(bad("a `:log` range must start above 0".into()));
     }
-    if low < 0.0 {
-        return Err(bad("values cannot be negative".into()));
-    }
-    let integer = INTEGER_SETTINGS.contains(&name.as_str());
     Ok(Param {
         name,
         low,
@@ -202,5 +190,13 @@ mod tests {
         assert!(parse_param("gap=1..16MiB").is_err());
         assert!(parse_param("input_format_parquet_coalesce_gap_bytes=1..16").is_err());
         assert!(parse_param("gap=64KiB..16MiB:sqrt").is_err());
+        let e = parse_param("input_format_parquet_coalesce_gap_byte=64KiB..1MiB")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"), "{e}");
+        let e = parse_param("r5_issue_queue=0..1").unwrap_err().to_string();
+        assert!(e.contains("sweep"), "a switch is not a range: {e}");
+        let e = parse_param("max_threads=0..8").unwrap_err().to_string();
+        assert!(e.contains("at least 1"), "the setting's domain applies: {e}");
     }
 }

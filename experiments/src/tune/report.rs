@@ -41,8 +41,14 @@ pub fn arrow_cpp_settings(store: &models::store::StoreSpec) -> Vec<(String, Stri
         .unwrap_or(64e6);
     let (hole, range) = coalescer::arrow_cpp_from_network_metrics(ttfb_ns, bw);
     vec![
-        ("hole_size_limit".to_string(), units::format_bytes(hole)),
-        ("range_size_limit".to_string(), units::format_bytes(range)),
+        (
+            planner::settings::HOLE_SIZE_LIMIT.to_string(),
+            units::format_bytes(hole),
+        ),
+        (
+            planner::settings::RANGE_SIZE_LIMIT.to_string(),
+            units::format_bytes(range),
+        ),
     ]
 }
 
@@ -75,10 +81,33 @@ pub fn tune_and_report(targets: &[Target], opts: &TuneOptions) -> Result<TuneOut
             None => None,
         }
     };
+    let tuned_strategy = targets
+        .first()
+        .map(|t| t.strategy_name())
+        .unwrap_or_default();
+    if !result.defaults.feasible {
+        let _ = writeln!(
+            text,
+            "# note: the {tuned_strategy} defaults break --max-memory themselves (peak {}); {}",
+            units::format_bytes(
+                result
+                    .defaults
+                    .measured
+                    .iter()
+                    .map(|m| m.peak_memory_bytes)
+                    .fold(0.0, f64::max) as u64
+            ),
+            if result.best.feasible && !result.best.settings.is_empty() {
+                "the proposal keeps under the cap"
+            } else {
+                "no setting tried keeps under the cap"
+            }
+        );
+    }
     let mut rows = vec![vec![
         "scenario".to_string(),
         "tuned".to_string(),
-        "clickhouse-redesign defaults".to_string(),
+        format!("{tuned_strategy} defaults"),
         "clickhouse-base".to_string(),
         "arrow-cpp (network metrics)".to_string(),
     ]];
@@ -123,7 +152,7 @@ pub fn tune_and_report(targets: &[Target], opts: &TuneOptions) -> Result<TuneOut
     }
     let _ = writeln!(
         text,
-        "# wall time (deltas against the clickhouse-redesign defaults)"
+        "# wall time (deltas against the {tuned_strategy} defaults)"
     );
     text.push_str(&render_rows(&rows));
 
@@ -200,6 +229,7 @@ pub fn convergence_plot(
         log_y: false,
         x_format: None,
         y_format: None,
+        x_ticks: None,
     }
     .save(&dir.join("tune-convergence"))
 }

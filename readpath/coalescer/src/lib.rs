@@ -39,7 +39,6 @@ mod lazy;
 mod policy;
 mod presets;
 mod serde_units;
-mod settings;
 mod types;
 
 pub use coalesce::coalesce;

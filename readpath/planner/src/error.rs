@@ -16,12 +16,24 @@ pub enum StrategyError {
         known: String,
     },
     /// A setting key that does not exist.
-    #[error("unknown setting `{key}`{suggestion}; `sim settings` lists every setting")]
+    #[error("unknown setting `{key}`{suggestion}; `sim settings {preset}` lists every setting it honours")]
     UnknownSetting {
         /// The key given.
         key: String,
         /// ` (did you mean `x`?)` or empty.
         suggestion: String,
+        /// The preset it was given to.
+        preset: String,
+    },
+    /// A setting that exists but that this preset does not honour (it would do nothing).
+    #[error("`{key}` is not a setting of {preset} (it would do nothing there); {preset} honours: {honoured}")]
+    NotHonoured {
+        /// The key given.
+        key: String,
+        /// The preset it was given to.
+        preset: String,
+        /// Every setting the preset honours, comma-separated.
+        honoured: String,
     },
     /// A value that does not parse or lies outside the setting's domain.
     #[error("{key} = `{value}` is invalid: {why}; expected {expected}")]
@@ -33,7 +45,7 @@ pub enum StrategyError {
         /// What is wrong.
         why: String,
         /// What would be valid.
-        expected: &'static str,
+        expected: String,
     },
 }
 

@@ -9,19 +9,23 @@
 
 mod error;
 mod hash;
-pub mod plan;
+mod needed;
+pub(crate) mod plan;
 mod query;
 mod reader;
+pub mod settings;
 mod strategy;
 pub mod testing;
 mod types;
 
 pub use error::{PlanError, StrategyError};
 pub use hash::splitmix64;
+pub use needed::NeededRange;
 pub use query::QuerySpec;
 pub use readahead::{ProfileEvent, ProfileEvents};
 pub use reader::Reader;
-pub use strategy::{Family, FooterRead, Storage, Strategy, R_NAMES, STRATEGY_PRESETS};
+pub use settings::R_NAMES;
+pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
 pub use types::{
     Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache,
     Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status,

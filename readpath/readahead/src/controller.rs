@@ -67,13 +67,13 @@ impl ControllerConfig {
     pub fn validate(&self) -> Result<(), ReadaheadError> {
         if self.bytes_per_read_task == 0 {
             return Err(ReadaheadError::ZeroSetting {
-                name: "input_format_parquet_bytes_per_read_task",
+                name: "ControllerConfig::input_format_parquet_bytes_per_read_task",
                 what: "room for a read task (resolve 0 = derive before building the controller)",
             });
         }
         if self.io_threads == 0 {
             return Err(ReadaheadError::ZeroSetting {
-                name: "io_threads",
+                name: "ControllerConfig::io_threads",
                 what: "IO thread",
             });
         }

@@ -38,7 +38,7 @@ pub fn io_pool_size(settings: &IoPoolSettings) -> Result<u32, ReadaheadError> {
     };
     if size == 0 {
         return Err(ReadaheadError::ZeroSetting {
-            name: "max_download_threads",
+            name: "IoPoolSettings::max_download_threads",
             what: "IO thread (set it, max_parsing_threads with R6, or input_format_parquet_max_io_threads)",
         });
     }

@@ -192,7 +192,7 @@ impl MemorySettings {
     pub fn validate(&self) -> Result<(), ReadaheadError> {
         if self.input_format_parquet_memory_high_watermark == 0 {
             return Err(ReadaheadError::ZeroSetting {
-                name: "input_format_parquet_memory_high_watermark",
+                name: "MemorySettings::input_format_parquet_memory_high_watermark",
                 what: "memory for any pool",
             });
         }
@@ -200,27 +200,27 @@ impl MemorySettings {
             > self.input_format_parquet_memory_high_watermark
         {
             return Err(ReadaheadError::OutOfRange {
-                name: "input_format_parquet_memory_low_watermark",
+                name: "MemorySettings::input_format_parquet_memory_low_watermark",
                 value: self.input_format_parquet_memory_low_watermark.to_string(),
                 expected: "at most input_format_parquet_memory_high_watermark",
             });
         }
         if self.max_parsing_threads == 0 {
             return Err(ReadaheadError::ZeroSetting {
-                name: "max_parsing_threads",
+                name: "MemorySettings::max_parsing_threads",
                 what: "decode thread",
             });
         }
         if self.streams == 0 {
             return Err(ReadaheadError::ZeroSetting {
-                name: "max_threads",
+                name: "MemorySettings::max_threads",
                 what: "stream",
             });
         }
         let compressed = self.input_format_parquet_compressed_memory_fraction;
         if !(0.0..=1.0).contains(&compressed) {
             return Err(ReadaheadError::InvalidFraction {
-                name: "input_format_parquet_compressed_memory_fraction",
+                name: "MemorySettings::input_format_parquet_compressed_memory_fraction",
                 value: compressed,
             });
         }

@@ -99,7 +99,7 @@ pub fn run(args: CheckArgs) -> Result<()> {
     }
     let report = result.context("checking the simulator against the loopback S3 test bed")?;
     eprintln!("check-s3: done in {:.1}s", started.elapsed().as_secs_f64());
-    print!("{}", report.markdown());
+    super::out(&report.markdown())?;
     let failures = report.failures();
     if !failures.is_empty() {
         bail!(

@@ -15,6 +15,6 @@ pub fn run(args: FindingsArgs) -> Result<()> {
     let checks = checks::findings::Findings::new(&args.scenarios)
         .all()
         .with_context(|| format!("findings checks on {}", args.scenarios.display()))?;
-    print!("{}", checks::findings::markdown_table(&checks));
+    super::out(&checks::findings::markdown_table(&checks))?;
     Ok(())
 }

@@ -55,7 +55,7 @@ pub fn run(args: FitArgs) -> Result<()> {
     }
     std::fs::write(&args.output, &yaml)
         .with_context(|| format!("writing {}", args.output.display()))?;
-    print!("{yaml}");
+    super::out(&yaml)?;
     eprintln!("model: {}", args.output.display());
     if let Some(dir) = &args.plot {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

@@ -78,7 +78,7 @@ pub fn run(args: MeasureArgs) -> Result<()> {
     };
     let opts = RunOptions {
         // A measurement is slow and real: one replication unless asked.
-        replications: Some(args.reps.unwrap_or(1)),
+        replications: Some(super::reps(args.reps)?.unwrap_or(1)),
         cases: args.cases,
         arms: args.arms,
         trace: args.trace.is_some(),
@@ -89,6 +89,7 @@ pub fn run(args: MeasureArgs) -> Result<()> {
     let runner = Measured::new(store, &rt, args.warm_connections, true);
     let started = std::time::Instant::now();
     let out = run_scenario_with(&loaded, &opts, &runner)?;
+    super::notes(&out.notes);
     eprintln!(
         "measured {} against {} bucket {} in {:.2}s",
         args.scenario.display(),
@@ -98,11 +99,11 @@ pub fn run(args: MeasureArgs) -> Result<()> {
     );
     out.write_csv_files(args.trace.as_deref(), args.timeline.as_deref())?;
     if args.json {
-        println!("{}", out.report.to_json());
+        super::out(&format!("{}\n", out.report.to_json()))?;
     } else if args.csv {
-        print!("{}", out.report.to_csv()?);
+        super::out(&out.report.to_csv()?)?;
     } else {
-        print!("{}", out.report.to_table());
+        super::out(&out.report.to_table())?;
     }
     Ok(())
 }

@@ -37,6 +37,12 @@ pub fn run(what: RecordWhat) -> Result<()> {
             for (path, err) in &outcome.skipped {
                 eprintln!("skipped {}: {err}", path.display());
             }
+            if outcome.table.files.is_empty() {
+                anyhow::bail!(
+                    "no file could be recorded ({} skipped, reasons above); nothing was written",
+                    outcome.skipped.len()
+                );
+            }
             let outcome = if strict {
                 record::RecordOutcome {
                     table: outcome.strict()?,

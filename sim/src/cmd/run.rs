@@ -50,7 +50,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let overrides = super::parse_overrides(&args.set)?;
     let loaded = scenario::load(&args.scenario, &overrides)?;
     let opts = experiments::run::RunOptions {
-        replications: args.reps,
+        replications: super::reps(args.reps)?,
         seed: args.seed,
         cases: args.cases,
         arms: args.arms,
@@ -58,11 +58,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         timeline: args.timeline.is_some() || args.plot.is_some(),
         ablation: args.ablation,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()?;
+    let pool = super::pool(args.threads)?;
     let started = std::time::Instant::now();
     let out = pool.install(|| experiments::run::run_scenario(&loaded, &opts))?;
+    super::notes(&out.notes);
     eprintln!(
         "ran {} in {:.2}s",
         args.scenario.display(),
@@ -83,11 +82,11 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     }
     if args.json {
-        println!("{}", out.report.to_json());
+        super::out(&format!("{}\n", out.report.to_json()))?;
     } else if args.csv {
-        print!("{}", out.report.to_csv()?);
+        super::out(&out.report.to_csv()?)?;
     } else {
-        print!("{}", out.report.to_table());
+        super::out(&out.report.to_table())?;
     }
     Ok(())
 }

@@ -11,25 +11,54 @@ pub struct SettingsArgs {
 
 pub fn run(args: SettingsArgs) -> Result<()> {
     let s = planner::Strategy::preset(&args.strategy)?;
-    print!("{}", describe(&s));
+    super::out(&describe(&s))?;
     Ok(())
 }
 
+/// The settings table: name, value (the preset's default unless overridden), type, doc; then
+/// where each setting and its default come from, grouped by source.
 fn describe(s: &planner::Strategy) -> String {
-    let rows = s.settings();
-    let w_name = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let w_value = rows
-        .iter()
-        .map(|r| r.1.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(5);
+    let rows: Vec<[String; 4]> = s
+        .settings()
+        .into_iter()
+        .map(|(setting, value)| {
+            [
+                setting.name.to_string(),
+                value.text(),
+                setting.kind.describe(),
+                setting.doc.to_string(),
+            ]
+        })
+        .collect();
+    let width = |i: usize, title: &str| {
+        rows.iter()
+            .map(|r| r[i].chars().count())
+            .chain([title.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (w0, w1, w2) = (width(0, "setting"), width(1, "value"), width(2, "type"));
     let mut out = format!(
-        "{:<w_name$}  {:<w_value$}  what it does\n",
-        "setting", "value"
+        "{} honours {} settings:\n{:<w0$}  {:<w1$}  {:<w2$}  what it does\n",
+        s.name(),
+        rows.len(),
+        "setting",
+        "value",
+        "type"
     );
-    for (name, value, doc) in rows {
-        out.push_str(&format!("{name:<w_name$}  {value:<w_value$}  {doc}\n"));
+    for [name, value, kind, doc] in &rows {
+        out.push_str(&format!("{name:<w0$}  {value:<w1$}  {kind:<w2$}  {doc}\n"));
+    }
+    let mut sources: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (setting, _) in s.settings() {
+        match sources.iter_mut().find(|(src, _)| *src == setting.source) {
+            Some((_, names)) => names.push(setting.name),
+            None => sources.push((setting.source, vec![setting.name])),
+        }
+    }
+    out.push_str("\nwhere they come from:\n");
+    for (source, names) in sources {
+        out.push_str(&format!("  {source}: {}\n", names.join(", ")));
     }
     out
 }

@@ -51,17 +51,28 @@ pub fn run(args: SweepArgs) -> Result<()> {
     );
     let opts = experiments::sweep::SweepOptions {
         axes,
-        reps: args.reps.or(reps_from_file),
+        reps: super::reps(args.reps)?.or(reps_from_file),
         output: args.output.clone(),
         resume: args.resume,
         case: args.case,
         progress: true,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()?;
+    let pool = super::pool(args.threads)?;
     let started = std::time::Instant::now();
+    // Ctrl-C: say how much is safe on disk (rows are flushed point by point) and how to go on.
+    let file = args.output.display().to_string();
+    let handler = ctrlc::set_handler(move || {
+        let done = experiments::sweep::POINTS_ON_DISK.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!(
+            "\ninterrupted: {done} of {points} points are complete in {file}; run the same command with --resume to run the rest"
+        );
+        std::process::exit(130);
+    });
+    if let Err(e) = handler {
+        eprintln!("note: cannot catch Ctrl-C ({e}); an interrupted sweep still keeps its complete points");
+    }
     let result = pool.install(|| experiments::sweep::run_sweep(&loaded, &opts))?;
+    super::notes(&result.notes);
     eprintln!(
         "{} points run, {} kept from before, in {:.1}s; rows in {}",
         result.points_run,

@@ -59,15 +59,13 @@ pub fn run(args: TuneArgs) -> Result<()> {
         params,
         objective: args.objective.parse()?,
         max_memory_bytes,
-        budget: args.budget.max(1),
+        budget: args.budget,
         seed: args.seed,
         arm: args.arm.clone(),
-        reps: args.reps,
+        reps: super::reps(args.reps)?,
         progress: true,
     };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()?;
+    let pool = super::pool(args.threads)?;
     let started = std::time::Instant::now();
     let targets = experiments::tune::targets(&loaded, args.arm.as_deref())?;
     let out = pool.install(|| experiments::tune::report::tune_and_report(&targets, &opts))?;
@@ -76,7 +74,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
         started.elapsed().as_secs_f64(),
         out.result.history.len()
     );
-    print!("{}", out.text);
+    super::out(&out.text)?;
     if let Some(dir) = &args.plot {
         for p in experiments::tune::report::convergence_plot(&out.result, dir)? {
             eprintln!("plot: {}", p.display());

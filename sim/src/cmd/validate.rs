@@ -14,6 +14,6 @@ pub struct ValidateArgs {
 pub fn run(args: ValidateArgs) -> Result<()> {
     let overrides = super::parse_overrides(&args.set)?;
     let loaded = scenario::load(&args.scenario, &overrides)?;
-    print!("{}", scenario::describe(&loaded)?);
+    super::out(&scenario::describe(&loaded)?)?;
     Ok(())
 }

@@ -244,6 +244,13 @@ pub struct Reader {
     memory_blocked: BTreeSet<u32>,
     memory_freed: bool,
     now_ns: u64,
+    /// Whether to keep what the plans needed ([`Reader::take_needed`]).
+    record_needed: bool,
+    needed: Vec<crate::needed::NeededRange>,
+    /// Files whose footer is already in `needed` (buckets of a file share it).
+    footers_noted: BTreeSet<FileIndex>,
+    /// Columns whose chunk parts a needed range may come from.
+    part_columns: Vec<u32>,
 }
 
 fn memory_class(kind: ReadKind) -> MemoryClass {
@@ -330,6 +337,16 @@ impl Reader {
             _ => VecDeque::new(),
         };
         let clickhouse = strategy.family() == Family::ClickHouse;
+        let mut part_columns: Vec<u32> = query
+            .columns
+            .iter()
+            .chain(&query.prewhere_columns)
+            .chain(&query.column_index_columns)
+            .chain(&query.bloom_columns)
+            .copied()
+            .collect();
+        part_columns.sort_unstable();
+        part_columns.dedup();
         let output = QueryOutput {
             rows_per_file: vec![0; query.files.len()],
             rows_per_unit: vec![0; units.len()],
@@ -391,6 +408,10 @@ impl Reader {
             memory_blocked: BTreeSet::new(),
             memory_freed: false,
             now_ns: 0,
+            record_needed: false,
+            needed: Vec::new(),
+            footers_noted: BTreeSet::new(),
+            part_columns,
         })
     }
 
@@ -420,6 +441,20 @@ impl Reader {
     /// Rows delivered and bytes needed so far.
     pub fn output(&self) -> &QueryOutput {
         &self.output
+    }
+
+    /// Keep every range the plans need, for [`Reader::take_needed`]. Call before the first
+    /// `poll_action`; off by default (it costs memory per planned range).
+    pub fn record_needed(&mut self, on: bool) {
+        self.record_needed = on;
+    }
+
+    /// Every range the reader's plans needed so far, before coalescing, in query order (file by
+    /// file, the footer first, then by offset). Empty unless [`Reader::record_needed`].
+    pub fn take_needed(&mut self) -> Vec<crate::needed::NeededRange> {
+        let mut v = std::mem::take(&mut self.needed);
+        crate::needed::sort(&mut v);
+        v
     }
 
     /// The strategy the reader runs.

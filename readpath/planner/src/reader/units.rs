@@ -34,6 +34,24 @@ impl Reader {
             planned: self.planned,
         };
         let plan = plan_file(file, &input);
+        if self.record_needed {
+            if self.footers_noted.insert(unit.file)
+                && !self.query.parquet_metadata_cache_warm
+                && file.size_bytes > 0
+            {
+                self.needed
+                    .push(crate::needed::footer(file, unit.file, unit.query_pos));
+            }
+            crate::needed::plan_ranges(
+                file,
+                unit.file,
+                unit.query_pos,
+                &plan,
+                &self.part_columns,
+                self.strategy.use_offset_index,
+                &mut self.needed,
+            );
+        }
         let size = file.size_bytes;
         let footer_len = file.footer_len_bytes as u64 + 8;
         let whole_file = size > 0 && size < self.strategy.read_whole_file_below_bytes;

@@ -1,0 +1,1070 @@
+//! Every setting a strategy understands, declared once (in the manner of ClickHouse's
+//! `DECLARE(type, name, default, "doc", flags)` list): its name, its type with unit and domain,
+//! a one-line doc, where the concept and its default come from, which presets honour it, and
+//! how to read and write it on a [`Strategy`]. `Strategy::set`, `sim settings`, scenario
+//! settings, overrides, sweep axes and tune parameters all go through [`SETTINGS`]; text
+//! becomes a [`Value`] once, where the user typed it ([`Kind::parse`]).
+//!
+//! Adding a setting is one entry here plus the code that uses the field.
+
+use coalescer::CoalescePolicy;
+
+use crate::strategy::{Family, FooterRead, Storage, Strategy};
+
+/// A setting's type, with its unit and domain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// `true` / `false`.
+    Bool,
+    /// A whole number in `min..=max`; with `unlimited`, the word `unlimited` is `u64::MAX`.
+    Count { min: u64, max: u64, unlimited: bool },
+    /// A size with a unit (`2MiB`, `256KiB`, `0`), in `min..=max` bytes.
+    Bytes { min: u64, max: u64 },
+    /// A number in `min..=max` (`below` excludes `max`); with `zero_or_at_least`, 0 is also
+    /// valid while other values must be at least that.
+    Ratio {
+        min: f64,
+        max: f64,
+        below: bool,
+        zero_or_at_least: Option<f64>,
+    },
+    /// One of the listed words.
+    Choice(&'static [&'static str]),
+}
+
+/// A setting's value, parsed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Bool(bool),
+    Count(u64),
+    Bytes(u64),
+    Ratio(f64),
+    Choice(&'static str),
+}
+
+impl Value {
+    /// As a user would write it (sizes with units, `unlimited`).
+    pub fn text(self) -> String {
+        match self {
+            Value::Bool(b) => b.to_string(),
+            Value::Count(u64::MAX) => "unlimited".into(),
+            Value::Count(n) => n.to_string(),
+            Value::Bytes(b) => exact_bytes(b),
+            Value::Ratio(r) => r.to_string(),
+            Value::Choice(c) => c.to_string(),
+        }
+    }
+
+    /// As a number in base units (bytes, counts, ratios; booleans 0/1), for plots and the tuner.
+    pub fn number(self) -> f64 {
+        match self {
+            Value::Bool(b) => f64::from(u8::from(b)),
+            Value::Count(n) | Value::Bytes(n) => n as f64,
+            Value::Ratio(r) => r,
+            Value::Choice(_) => f64::NAN,
+        }
+    }
+}
+
+/// A size as a user would write it, exactly: `3MiB`, `1.5MiB`, else `3000000B`, so that the
+/// text parses back to the same value (reports, traces and resumed sweeps quote it).
+fn exact_bytes(b: u64) -> String {
+    let pretty = units::format_bytes(b);
+    if units::parse_bytes(&pretty).ok() == Some(b) {
+        return pretty;
+    }
+    for (unit, name) in [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")] {
+        if b >= unit && b % unit == 0 {
+            return format!("{}{name}", b / unit);
+        }
+    }
+    format!("{b}B")
+}
+
+/// Why a text is not a valid value: what is wrong and what would be right.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Invalid {
+    pub why: String,
+    pub expected: String,
+}
+
+fn invalid(why: impl Into<String>, expected: impl Into<String>) -> Invalid {
+    Invalid {
+        why: why.into(),
+        expected: expected.into(),
+    }
+}
+
+impl Kind {
+    /// Parses text the user typed into a value of this kind, or says what would be valid.
+    pub fn parse(self, text: &str) -> Result<Value, Invalid> {
+        let t = text.trim();
+        match self {
+            Kind::Bool => match t {
+                "true" | "1" | "on" | "yes" => Ok(Value::Bool(true)),
+                "false" | "0" | "off" | "no" => Ok(Value::Bool(false)),
+                _ => Err(invalid("not a boolean", "true or false")),
+            },
+            Kind::Count {
+                min,
+                max,
+                unlimited,
+            } => {
+                if unlimited && t == "unlimited" {
+                    return Ok(Value::Count(u64::MAX));
+                }
+                let n = units::parse_count(t).map_err(|e| {
+                    invalid(e.to_string(), format!("a whole number in {min}..={max}"))
+                })?;
+                let or_unlimited = if unlimited { " or `unlimited`" } else { "" };
+                if n < min {
+                    let why = if n == 0 {
+                        "0 would leave nothing to run on".to_string()
+                    } else {
+                        format!("below {min}")
+                    };
+                    return Err(invalid(why, format!("at least {min}{or_unlimited}")));
+                }
+                if n > max {
+                    return Err(invalid(
+                        format!("above {max}"),
+                        format!("at most {max}{or_unlimited}"),
+                    ));
+                }
+                Ok(Value::Count(n))
+            }
+            Kind::Bytes { min, max } => {
+                let b = units::parse_bytes(t).map_err(|e| {
+                    invalid(e.to_string(), "a size with a unit, e.g. 2MiB or 256KiB")
+                })?;
+                if b < min || b > max {
+                    return Err(invalid(
+                        format!("outside {}..={}", fmt_b(min), fmt_b(max)),
+                        format!("a size from {} to {}", fmt_b(min), fmt_b(max)),
+                    ));
+                }
+                Ok(Value::Bytes(b))
+            }
+            Kind::Ratio {
+                min,
+                max,
+                below,
+                zero_or_at_least,
+            } => {
+                let v: f64 = t
+                    .parse()
+                    .map_err(|_| invalid("not a number", "a decimal number, e.g. 0.35"))?;
+                if !v.is_finite() {
+                    return Err(invalid("not finite", "a finite number"));
+                }
+                if let Some(at_least) = zero_or_at_least {
+                    if v != 0.0 && v < at_least {
+                        return Err(invalid(
+                            format!("a ratio of read bytes to needed bytes below {at_least} is impossible"),
+                            format!("0 (no bound) or a ratio >= {at_least}, e.g. 8"),
+                        ));
+                    }
+                }
+                let over = if below { v >= max } else { v > max };
+                if v < min || over {
+                    let upto = if below { "up to (not including)" } else { "up to" };
+                    let why = if v < min {
+                        "negative or below the domain".to_string()
+                    } else {
+                        format!("outside {min}..{max}")
+                    };
+                    return Err(invalid(why, format!("a number >= {min} {upto} {max}")));
+                }
+                Ok(Value::Ratio(v))
+            }
+            Kind::Choice(words) => words
+                .iter()
+                .find(|w| **w == t)
+                .map(|w| Value::Choice(w))
+                .ok_or_else(|| {
+                    invalid(
+                        format!("`{t}` is not one of them"),
+                        words
+                            .iter()
+                            .map(|w| format!("`{w}`"))
+                            .collect::<Vec<_>>()
+                            .join(" or "),
+                    )
+                }),
+        }
+    }
+
+    /// The type as `sim settings` shows it.
+    pub fn describe(self) -> String {
+        match self {
+            Kind::Bool => "bool".into(),
+            Kind::Count {
+                unlimited: true, ..
+            } => "count | unlimited".into(),
+            Kind::Count { .. } => "count".into(),
+            Kind::Bytes { .. } => "bytes".into(),
+            Kind::Ratio { .. } => "ratio".into(),
+            Kind::Choice(words) => words.join(" | "),
+        }
+    }
+
+    /// Whether the tuner rounds it to whole numbers.
+    pub fn is_integer(self) -> bool {
+        matches!(self, Kind::Count { .. } | Kind::Bytes { .. })
+    }
+}
+
+fn fmt_b(b: u64) -> String {
+    if b == u64::MAX {
+        "16EiB".into()
+    } else {
+        units::format_bytes(b)
+    }
+}
+
+/// A set of presets' families, as a bit mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Honoured(u16);
+
+impl Honoured {
+    pub const ALL: Honoured = Honoured(0xff);
+    pub const CLICKHOUSE: Honoured = Honoured(1);
+    pub const PEERS: Honoured = Honoured(0xfe);
+
+    const fn of(family: Family) -> Honoured {
+        Honoured(1 << family_bit(family))
+    }
+
+    /// Whether a strategy of `family` honours the setting.
+    pub fn by(self, family: Family) -> bool {
+        self.0 & Honoured::of(family).0 != 0
+    }
+}
+
+const fn family_bit(f: Family) -> u16 {
+    match f {
+        Family::ClickHouse => 0,
+        Family::ArrowRs => 1,
+        Family::ArrowCpp => 2,
+        Family::DuckDb => 3,
+        Family::Velox => 4,
+        Family::Trino => 5,
+        Family::HadoopS3a => 6,
+        Family::Polars => 7,
+    }
+}
+
+/// What else a setting needs to do anything on a strategy that honours it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requires {
+    /// Nothing: it always applies.
+    Nothing,
+    /// Redesign mechanism `Rn` on (the setting belongs to it).
+    Mechanism(u8),
+    /// Redesign mechanism `Rn` off (a base-generation setting the mechanism replaces).
+    MechanismOff(u8),
+}
+
+/// One setting.
+pub struct Setting {
+    /// The name users type: ClickHouse's own for ClickHouse concepts, a peer's own knob name for
+    /// its preset, snake_case for the simulator's own knobs.
+    pub name: &'static str,
+    pub kind: Kind,
+    /// What it does, in one line.
+    pub doc: &'static str,
+    /// Where the concept and the presets' defaults come from (project, file, version).
+    pub source: &'static str,
+    /// Which presets honour it; setting it on another is an error.
+    pub honoured: Honoured,
+    /// What else it needs to do anything (a setting that does not apply is said, not hidden).
+    pub requires: Requires,
+    get: fn(&Strategy) -> Value,
+    set: fn(&mut Strategy, Value),
+}
+
+impl Setting {
+    /// Its value on `s`.
+    pub fn get(&self, s: &Strategy) -> Value {
+        (self.get)(s)
+    }
+
+    /// Writes a value parsed by [`Kind::parse`] of this setting's kind.
+    pub(crate) fn set(&self, s: &mut Strategy, v: Value) {
+        (self.set)(s, v)
+    }
+
+    /// Whether `s` honours it.
+    pub fn honoured_by(&self, s: &Strategy) -> bool {
+        self.honoured.by(s.family())
+    }
+
+    /// Whether it does anything on `s`: honoured, and its mechanism (if any) in the state it
+    /// needs.
+    pub fn applies_to(&self, s: &Strategy) -> bool {
+        self.honoured_by(s)
+            && match self.requires {
+                Requires::Nothing => true,
+                Requires::Mechanism(n) => s.mechanism(n as usize),
+                Requires::MechanismOff(n) => !s.mechanism(n as usize),
+            }
+    }
+
+    /// Why it does nothing on `s`, if it does nothing.
+    pub fn inert_because(&self, s: &Strategy) -> Option<String> {
+        if !self.honoured_by(s) {
+            return Some(format!("{} does not honour it", s.name()));
+        }
+        match self.requires {
+            Requires::Mechanism(n) if !s.mechanism(n as usize) => {
+                Some(format!("it belongs to R{n}, which is off"))
+            }
+            Requires::MechanismOff(n) if s.mechanism(n as usize) => {
+                Some(format!("R{n}, which is on, replaces it"))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The setting called `name`, if any.
+pub fn setting(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.name == name)
+}
+
+/// Names other code refers to (each name is written once, here).
+pub const COMPRESSED_MEMORY_FRACTION: &str = "input_format_parquet_compressed_memory_fraction";
+/// Arrow C++'s `hole_size_limit` (the tuner's network-metrics comparison sets it).
+pub const HOLE_SIZE_LIMIT: &str = "hole_size_limit";
+/// Arrow C++'s `range_size_limit`.
+pub const RANGE_SIZE_LIMIT: &str = "range_size_limit";
+
+/// The redesign's mechanism switches, R1..R10 (index 0 = R1): each a setting of its own, so
+/// that an ablation is "clickhouse-base plus one switch".
+pub const R_NAMES: [&str; 10] = [
+    "r1_partial_readiness",
+    "r2_bounded_coalescing",
+    "r3_filesystem_cache_fixes",
+    "r4_memory_by_lifetime",
+    "r5_issue_queue",
+    "r6_io_pool_from_query",
+    "r7_in_flight_means_being_read",
+    "r8_read_through_cached",
+    "r9_files_prefetch",
+    "r10_parallel_subgroups",
+];
+
+/// Obsolete names and what replaced them.
+pub const OBSOLETE: &[(&str, &str)] = &[(
+    "input_format_parquet_prefetch_memory_fraction",
+    COMPRESSED_MEMORY_FRACTION,
+)];
+
+// Value conversions for the accessors. Kinds are checked before `set`, so a mismatch is a bug
+// in this table; it leaves the field alone (and debug builds stop).
+fn count(v: Value) -> Option<u64> {
+    match v {
+        Value::Count(n) => Some(n),
+        _ => {
+            debug_assert!(false, "not a count: {v:?}");
+            None
+        }
+    }
+}
+fn count32(v: Value) -> Option<u32> {
+    count(v).map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+}
+fn bytes(v: Value) -> Option<u64> {
+    match v {
+        Value::Bytes(n) => Some(n),
+        _ => {
+            debug_assert!(false, "not a size: {v:?}");
+            None
+        }
+    }
+}
+fn ratio(v: Value) -> Option<f64> {
+    match v {
+        Value::Ratio(r) => Some(r),
+        _ => {
+            debug_assert!(false, "not a ratio: {v:?}");
+            None
+        }
+    }
+}
+fn flag(v: Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(b),
+        _ => {
+            debug_assert!(false, "not a boolean: {v:?}");
+            None
+        }
+    }
+}
+
+const THREADS: Kind = Kind::Count {
+    min: 1,
+    max: MAX_THREADS,
+    unlimited: false,
+};
+const THREADS_OR_ZERO: Kind = Kind::Count {
+    min: 0,
+    max: MAX_THREADS,
+    unlimited: false,
+};
+const SIZE: Kind = Kind::Bytes {
+    min: 0,
+    max: u64::MAX,
+};
+
+/// The most threads (streams, decode threads, IO threads) a setting may ask for: a node of
+/// the largest instance types has 448 vCPUs, and each simulated thread costs memory and work.
+pub const MAX_THREADS: u64 = 4096;
+
+const CH_SETTINGS: &str = "ClickHouse src/Core/Settings.cpp (25.x)";
+const CH_FORMAT: &str = "ClickHouse src/Core/FormatFactorySettings.h and src/Processors/Formats/Impl/ParquetV3BlockInputFormat.cpp (25.x)";
+const REDESIGN: &str = "Altinity/ClickHouse docs/superpowers/specs/2026-08-27-parquet-readpath-redesign.md and src/Processors/Formats/Impl/Parquet/ReadManager.cpp";
+const BUCKETS: &str = "ClickHouse PR 104251 (IBucketSplitter::splitToBucketsByCount)";
+const SIMULATOR: &str = "the simulator's own scheduling knob for peer readers (docs/peers.md)";
+
+macro_rules! policy_bytes {
+    ($variant:ident, $field:ident) => {
+        (
+            |s: &Strategy| match &s.peer_policy {
+                Some(CoalescePolicy::$variant { $field, .. }) => Value::Bytes(*$field),
+                _ => Value::Bytes(0),
+            },
+            |s: &mut Strategy, v: Value| {
+                if let (Some(CoalescePolicy::$variant { $field, .. }), Some(b)) =
+                    (&mut s.peer_policy, bytes(v))
+                {
+                    *$field = b;
+                }
+            },
+        )
+    };
+}
+
+macro_rules! switch {
+    ($i:literal, $doc:literal) => {
+        Setting {
+            name: R_NAMES[$i],
+            kind: Kind::Bool,
+            doc: $doc,
+            source: REDESIGN,
+            honoured: Honoured::CLICKHOUSE,
+            requires: Requires::Nothing,
+            get: |s| Value::Bool(s.r[$i]),
+            set: |s, v| {
+                if let Some(b) = flag(v) {
+                    s.r[$i] = b;
+                }
+            },
+        }
+    };
+}
+
+const ARROW_RS_COALESCE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(ArrowRs, coalesce_bytes);
+const ARROW_CPP_HOLE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(ArrowCpp, hole_size_limit_bytes);
+const ARROW_CPP_RANGE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(ArrowCpp, range_size_limit_bytes);
+const DUCKDB_GAP: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(DuckDb, gap_bytes);
+const VELOX_GAP: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(Velox, max_gap_bytes);
+const VELOX_READ: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(Velox, max_read_bytes);
+const TRINO_MERGE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(Trino, max_merge_distance_bytes);
+const TRINO_BUFFER: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(Trino, max_buffer_size_bytes);
+const HADOOP_SEEK: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(HadoopS3a, min_seek_bytes);
+const HADOOP_MERGED: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(HadoopS3a, max_merged_bytes);
+const POLARS_CHUNK: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
+    policy_bytes!(Polars, chunk_size_bytes);
+
+/// Every setting, in listing order.
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        name: "max_threads",
+        kind: THREADS,
+        doc: "streams (pipeline sources) reading the query's files in parallel",
+        source: CH_SETTINGS,
+        honoured: Honoured::ALL,
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.max_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.max_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "max_parsing_threads",
+        kind: THREADS,
+        doc: "decode threads shared by all streams",
+        source: CH_SETTINGS,
+        honoured: Honoured::ALL,
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.max_parsing_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.max_parsing_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "storage",
+        kind: Kind::Choice(&["remote", "local"]),
+        doc: "where the files live: picks min_bytes_for_seek (remote_read_min_bytes_for_seek or the local one)",
+        source: CH_FORMAT,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| {
+            Value::Choice(match s.storage {
+                Storage::Remote => "remote",
+                Storage::Local => "local",
+            })
+        },
+        set: |s, v| {
+            s.storage = if v == Value::Choice("local") {
+                Storage::Local
+            } else {
+                Storage::Remote
+            }
+        },
+    },
+    Setting {
+        name: "max_download_threads",
+        kind: THREADS,
+        doc: "IO pool size of the base reader (ClickHouse default 4)",
+        source: CH_SETTINGS,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.max_download_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.max_download_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_max_io_threads",
+        kind: THREADS_OR_ZERO,
+        doc: "IO pool size when set; 0 = derive (max_download_threads, or R6's rule)",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.max_io_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.max_io_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "remote_read_min_bytes_for_seek",
+        kind: SIZE,
+        doc: "remote storage: a gap shorter than this is read rather than seeked over (4 MiB)",
+        source: CH_SETTINGS,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.remote_read_min_bytes_for_seek),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.remote_read_min_bytes_for_seek = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_local_file_min_bytes_for_seek",
+        kind: SIZE,
+        doc: "local files: the same seek threshold (8 KiB)",
+        source: CH_FORMAT,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.local_file_min_bytes_for_seek),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.local_file_min_bytes_for_seek = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_coalesce_gap_bytes",
+        kind: SIZE,
+        doc: "R2: largest gap bridged; the effective gap is min(this, min_bytes_for_seek)",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(2),
+        get: |s| Value::Bytes(s.coalesce_gap_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.coalesce_gap_bytes = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_max_read_amplification",
+        kind: Kind::Ratio {
+            min: 0.0,
+            max: f64::MAX,
+            below: false,
+            zero_or_at_least: Some(1.0),
+        },
+        doc: "R2: bound on read bytes / needed bytes per read (0 = none, else >= 1)",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(2),
+        get: |s| Value::Ratio(s.max_read_amplification),
+        set: |s, v| {
+            if let Some(r) = ratio(v) {
+                s.max_read_amplification = r;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_read_amplification_floor_bytes",
+        kind: SIZE,
+        doc: "R2: the ratio bound applies only to reads wasting more than this (0 = ratio alone)",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(2),
+        get: |s| Value::Bytes(s.read_amplification_floor_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.read_amplification_floor_bytes = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_bytes_per_read_task",
+        kind: SIZE,
+        doc: "cap on one read task's span; 0 = 4 x min_bytes_for_seek",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.bytes_per_read_task),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.bytes_per_read_task = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_min_bytes_in_flight",
+        kind: SIZE,
+        doc: "R5: floor of the bytes-in-flight target; 0 disables planning (base issue order)",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(5),
+        get: |s| Value::Bytes(s.min_bytes_in_flight),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.min_bytes_in_flight = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_memory_high_watermark",
+        kind: Kind::Bytes {
+            min: 1,
+            max: u64::MAX,
+        },
+        doc: "memory budget of the reader (base: five stages of 0.2 each; R4: three pools)",
+        source: CH_FORMAT,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.memory_high_watermark),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.memory_high_watermark = b;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_memory_low_watermark",
+        kind: SIZE,
+        doc: "base: a charge smaller than this is always admitted",
+        source: CH_FORMAT,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::MechanismOff(4),
+        get: |s| Value::Bytes(s.memory_low_watermark),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.memory_low_watermark = b;
+            }
+        },
+    },
+    Setting {
+        name: COMPRESSED_MEMORY_FRACTION,
+        kind: Kind::Ratio {
+            min: 0.0,
+            max: 0.95,
+            below: true,
+            zero_or_at_least: None,
+        },
+        doc: "R4: share of the high watermark for compressed pages in flight (the Metadata pool keeps 0.05)",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(4),
+        get: |s| Value::Ratio(s.compressed_memory_fraction),
+        set: |s, v| {
+            if let Some(r) = ratio(v) {
+                s.compressed_memory_fraction = r;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_files_prefetch_ahead",
+        kind: Kind::Count {
+            min: 0,
+            max: 1024,
+            unlimited: false,
+        },
+        doc: "R9: files each stream pre-opens (footer and index reads) ahead of the current one",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(9),
+        get: |s| Value::Count(u64::from(s.files_prefetch_ahead)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.files_prefetch_ahead = n;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_parallel_subgroups",
+        kind: Kind::Count {
+            min: 1,
+            max: 1024,
+            unlimited: false,
+        },
+        doc: "R10: subgroups of one row group decoding at once",
+        source: REDESIGN,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Mechanism(10),
+        get: |s| Value::Count(u64::from(s.parallel_subgroups)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.parallel_subgroups = n;
+            }
+        },
+    },
+    Setting {
+        name: "input_format_parquet_use_offset_index",
+        kind: Kind::Bool,
+        doc: "read offset indexes and only the pages holding wanted rows",
+        source: CH_FORMAT,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Bool(s.use_offset_index),
+        set: |s, v| {
+            if let Some(b) = flag(v) {
+                s.use_offset_index = b;
+            }
+        },
+    },
+    Setting {
+        name: "row_group_buckets",
+        kind: Kind::Bool,
+        doc: "split each file's row groups into about max_threads buckets, one source each",
+        source: BUCKETS,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Bool(s.row_group_buckets),
+        set: |s, v| {
+            if let Some(b) = flag(v) {
+                s.row_group_buckets = b;
+            }
+        },
+    },
+    Setting {
+        name: "row_group_buckets_min_row_groups",
+        kind: THREADS,
+        doc: "the fewest row groups a bucket holds",
+        source: BUCKETS,
+        honoured: Honoured::CLICKHOUSE,
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.row_group_buckets_min_row_groups)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.row_group_buckets_min_row_groups = n;
+            }
+        },
+    },
+    switch!(0, "R1: serve a range as soon as the bytes before its end arrived"),
+    switch!(1, "R2: gap rule plus amplification bound instead of lazy 4 MiB bridging"),
+    switch!(2, "R3: the filesystem cache honours per-query alignment and background download"),
+    switch!(3, "R4: Metadata / Compressed / Decoded pools; delivered chunks charged"),
+    switch!(4, "R5: per-file issue queue bounded by a fitted bytes-in-flight target"),
+    switch!(5, "R6: IO pool = max(max_download_threads, min(max_parsing_threads, 16))"),
+    switch!(6, "R7: only reads running on an IO thread count as in flight"),
+    switch!(7, "R8: coalesce through gaps the page cache already holds"),
+    switch!(8, "R9: pre-open the next files of each stream"),
+    switch!(9, "R10: decode several subgroups of a row group at once"),
+    Setting {
+        name: "max_concurrent_reads_per_file",
+        kind: Kind::Count {
+            min: 0,
+            max: MAX_THREADS,
+            unlimited: false,
+        },
+        doc: "reads of one file running at once, 0 = unlimited (arrow-rs 10, hadoop-s3a 4, trino 1)",
+        source: SIMULATOR,
+        honoured: Honoured::PEERS,
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.max_concurrent_reads_per_file)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.max_concurrent_reads_per_file = n;
+            }
+        },
+    },
+    Setting {
+        name: "row_groups_ahead",
+        kind: Kind::Count {
+            min: 0,
+            max: u32::MAX as u64 - 1,
+            unlimited: true,
+        },
+        doc: "row groups fetched ahead of the first unfinished one; `unlimited` = memory decides",
+        source: SIMULATOR,
+        honoured: Honoured::PEERS,
+        requires: Requires::Nothing,
+        get: |s| {
+            Value::Count(if s.row_groups_ahead == u32::MAX {
+                u64::MAX
+            } else {
+                u64::from(s.row_groups_ahead)
+            })
+        },
+        set: |s, v| {
+            if let Some(n) = count(v) {
+                s.row_groups_ahead = u32::try_from(n).unwrap_or(u32::MAX);
+            }
+        },
+    },
+    Setting {
+        name: "footer_tail_bytes",
+        kind: Kind::Bytes {
+            min: 8,
+            max: u32::MAX as u64,
+        },
+        doc: "bytes of the footer tail read (the reader's own rule when it has one: DuckDB, arrow-rs)",
+        source: SIMULATOR,
+        // DuckDB and arrow-rs size their footer reads by their own rules.
+        honoured: Honoured(
+            Honoured::of(Family::ArrowCpp).0
+                | Honoured::of(Family::Velox).0
+                | Honoured::of(Family::Trino).0
+                | Honoured::of(Family::HadoopS3a).0
+                | Honoured::of(Family::Polars).0,
+        ),
+        requires: Requires::Nothing,
+        get: |s| match s.footer {
+            FooterRead::Tail(n) => Value::Bytes(n),
+            FooterRead::DuckDb | FooterRead::ArrowRs => Value::Bytes(0),
+        },
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.footer = FooterRead::Tail(b);
+            }
+        },
+    },
+    Setting {
+        name: "read_whole_file_below_bytes",
+        kind: SIZE,
+        doc: "files smaller than this are read whole in one request (Trino 3 MB); 0 = never",
+        source: SIMULATOR,
+        honoured: Honoured::PEERS,
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.read_whole_file_below_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.read_whole_file_below_bytes = b;
+            }
+        },
+    },
+    Setting {
+        name: "coalesce",
+        kind: SIZE,
+        doc: "object_store coalesce_ranges: ranges closer than this merge into one GET (1 MiB)",
+        source: "apache/arrow-rs-object-store src/util.rs OBJECT_STORE_COALESCE_DEFAULT (0.14)",
+        honoured: Honoured::of(Family::ArrowRs),
+        requires: Requires::Nothing,
+        get: ARROW_RS_COALESCE.0,
+        set: ARROW_RS_COALESCE.1,
+    },
+    Setting {
+        name: HOLE_SIZE_LIMIT,
+        kind: SIZE,
+        doc: "ReadRangeCache: a larger gap starts a new read (8 KiB)",
+        source: "apache/arrow cpp/src/arrow/io/caching.cc CacheOptions::LazyDefaults (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: ARROW_CPP_HOLE.0,
+        set: ARROW_CPP_HOLE.1,
+    },
+    Setting {
+        name: RANGE_SIZE_LIMIT,
+        kind: SIZE,
+        doc: "ReadRangeCache: a merged read may not grow past this (32 MiB)",
+        source: "apache/arrow cpp/src/arrow/io/caching.cc CacheOptions::LazyDefaults (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: ARROW_CPP_RANGE.0,
+        set: ARROW_CPP_RANGE.1,
+    },
+    Setting {
+        name: "io_thread_count",
+        kind: THREADS,
+        doc: "Arrow's IO thread pool (pyarrow.set_io_thread_count, ARROW_IO_THREADS; 8)",
+        source: "apache/arrow cpp/src/arrow/io/interfaces.cc kDefaultNumIoThreads (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.max_io_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.max_io_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "allow_gap",
+        kind: SIZE,
+        doc: "read heads closer than this merge (ALLOW_GAP, 16 KiB)",
+        source: "duckdb/duckdb extension/parquet/include/thrift_tools.hpp (1.4.4)",
+        honoured: Honoured::of(Family::DuckDb),
+        requires: Requires::Nothing,
+        get: DUCKDB_GAP.0,
+        set: DUCKDB_GAP.1,
+    },
+    Setting {
+        name: "maxCoalesceDistance",
+        kind: SIZE,
+        doc: "coalesceIo: gaps shorter than this merge (512 KiB)",
+        source: "facebookincubator/velox velox/common/base/CoalesceIo.h (2025)",
+        honoured: Honoured::of(Family::Velox),
+        requires: Requires::Nothing,
+        get: VELOX_GAP.0,
+        set: VELOX_GAP.1,
+    },
+    Setting {
+        name: "loadQuantum",
+        kind: SIZE,
+        doc: "cap on one merged read (8 MiB)",
+        source: "facebookincubator/velox velox/dwio/common/DirectBufferedInput.cpp (2025)",
+        honoured: Honoured::of(Family::Velox),
+        requires: Requires::Nothing,
+        get: VELOX_READ.0,
+        set: VELOX_READ.1,
+    },
+    Setting {
+        name: "parquet.max-merge-distance",
+        kind: SIZE,
+        doc: "ranges closer than this merge (1 MB)",
+        source: "trinodb/trino lib/trino-parquet AbstractParquetDataSource.java (476)",
+        honoured: Honoured::of(Family::Trino),
+        requires: Requires::Nothing,
+        get: TRINO_MERGE.0,
+        set: TRINO_MERGE.1,
+    },
+    Setting {
+        name: "parquet.max-buffer-size",
+        kind: SIZE,
+        doc: "larger ranges are split into reads of this size (8 MB)",
+        source: "trinodb/trino lib/trino-parquet AbstractParquetDataSource.java (476)",
+        honoured: Honoured::of(Family::Trino),
+        requires: Requires::Nothing,
+        get: TRINO_BUFFER.0,
+        set: TRINO_BUFFER.1,
+    },
+    Setting {
+        name: "fs.s3a.vectored.read.min.seek.size",
+        kind: SIZE,
+        doc: "merge refused when the gap is at least this (128 KiB)",
+        source: "apache/hadoop VectoredReadUtils.mergeSortedRanges (3.4)",
+        honoured: Honoured::of(Family::HadoopS3a),
+        requires: Requires::Nothing,
+        get: HADOOP_SEEK.0,
+        set: HADOOP_SEEK.1,
+    },
+    Setting {
+        name: "fs.s3a.vectored.read.max.merged.size",
+        kind: SIZE,
+        doc: "largest merged read (2 MiB)",
+        source: "apache/hadoop VectoredReadUtils.mergeSortedRanges (3.4)",
+        honoured: Honoured::of(Family::HadoopS3a),
+        requires: Requires::Nothing,
+        get: HADOOP_MERGED.0,
+        set: HADOOP_MERGED.1,
+    },
+    Setting {
+        name: "POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS",
+        kind: SIZE,
+        doc: "merged reads aim at this size and larger ones are split to it (8 MiB)",
+        source: "pola-rs/polars crates/polars-io/src/cloud/polars_object_store.rs (1.30)",
+        honoured: Honoured::of(Family::Polars),
+        requires: Requires::Nothing,
+        get: POLARS_CHUNK.0,
+        set: POLARS_CHUNK.1,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mechanism_settings_apply_only_with_their_mechanism() {
+        let base = Strategy::preset("clickhouse-base").unwrap();
+        let redesign = Strategy::preset("clickhouse-redesign").unwrap();
+        let gap = setting("input_format_parquet_coalesce_gap_bytes").unwrap();
+        assert!(gap.honoured_by(&base) && !gap.applies_to(&base));
+        assert!(gap.inert_because(&base).unwrap().contains("R2"));
+        assert!(gap.applies_to(&redesign));
+        let low = setting("input_format_parquet_memory_low_watermark").unwrap();
+        assert!(low.applies_to(&base) && !low.applies_to(&redesign));
+    }
+
+    #[test]
+    fn names_are_unique_and_documented() {
+        let mut names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
+        names.sort_unstable();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "a setting is declared twice");
+        for s in SETTINGS {
+            assert!(!s.doc.is_empty() && !s.source.is_empty(), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn kinds_parse_what_they_should_and_say_what_is_right() {
+        assert_eq!(THREADS.parse("8"), Ok(Value::Count(8)));
+        assert!(THREADS.parse("0").unwrap_err().expected.contains("at least 1"));
+        assert!(THREADS.parse("100000").unwrap_err().expected.contains("at most"));
+        assert_eq!(SIZE.parse("2MiB"), Ok(Value::Bytes(2 << 20)));
+        assert!(SIZE.parse("4").unwrap_err().why.contains("unit"));
+        let amp = setting("input_format_parquet_max_read_amplification").unwrap();
+        assert_eq!(amp.kind.parse("0"), Ok(Value::Ratio(0.0)));
+        assert!(amp.kind.parse("0.5").unwrap_err().expected.contains(">= 1"));
+        let frac = setting(COMPRESSED_MEMORY_FRACTION).unwrap();
+        assert!(frac.kind.parse("0.97").unwrap_err().expected.contains("0.95"));
+        assert!(frac.kind.parse("-0.1").is_err());
+        let rga = setting("row_groups_ahead").unwrap();
+        assert_eq!(rga.kind.parse("unlimited"), Ok(Value::Count(u64::MAX)));
+        assert_eq!(Value::Count(u64::MAX).text(), "unlimited");
+        for b in [0, 1, 3_000_000, 1 << 20, 3 << 19, 48 << 10, u64::MAX / 3] {
+            let t = Value::Bytes(b).text();
+            assert_eq!(SIZE.parse(&t), Ok(Value::Bytes(b)), "{b} as {t}");
+        }
+        assert!(Kind::Bool.parse("maybe").unwrap_err().expected.contains("true or false"));
+        assert!(setting("storage").unwrap().kind.parse("tape").unwrap_err().expected.contains("remote"));
+    }
+}

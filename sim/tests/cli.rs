@@ -1,0 +1,156 @@
+//! The `sim` binary on arguments a user gets wrong: each is a clear error or note, never a
+//! panic, a silent default or a mixed-up result.
+
+mod common;
+use common::repo;
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+fn sim() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_sim"));
+    c.current_dir(repo());
+    c
+}
+
+/// Runs `sim args`, returning (success, stdout, stderr).
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = sim().args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("sim-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+const SMALL: &str = "scenarios/single-large-file.yaml";
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_status_zero() {
+    let mut child = sim()
+        .args(["run", SMALL, "--case", "control-200-files", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // The pipe closes here, as `| head -c 10` closes it.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn threads_beyond_the_machine_are_refused_with_why() {
+    let (ok, _, err) = run(&["run", SMALL, "--threads", "100000"]);
+    assert!(!ok);
+    assert!(err.contains("cores") && err.contains("at most"), "{err}");
+    let (ok, _, err) = run(&["run", SMALL, "--threads", "0"]);
+    assert!(!ok && err.contains("--threads 0"), "{err}");
+}
+
+#[test]
+fn zero_replications_and_budgets_are_errors() {
+    let (ok, _, err) = run(&["run", SMALL, "--reps", "0"]);
+    assert!(!ok && err.contains("--reps 0"), "{err}");
+    let (ok, _, err) = run(&[
+        "tune",
+        SMALL,
+        "--param",
+        "input_format_parquet_coalesce_gap_bytes=64KiB..4MiB",
+        "--budget",
+        "0",
+    ]);
+    assert!(!ok && err.contains("--budget 0"), "{err}");
+    let (ok, _, err) = run(&[
+        "tune",
+        SMALL,
+        "--param",
+        "input_format_parquet_coalesce_gap_bytes=64KiB..4MiB",
+        "--param",
+        "input_format_parquet_coalesce_gap_bytes=1MiB..8MiB",
+    ]);
+    assert!(!ok && err.contains("twice"), "{err}");
+}
+
+#[test]
+fn an_empty_column_list_fails_validate_as_it_fails_run() {
+    let text = std::fs::read_to_string(repo().join(SMALL)).unwrap();
+    let start = text.find("  columns: [").unwrap();
+    let end = start + text[start..].find('\n').unwrap();
+    let bad = format!("{}  columns: []{}", &text[..start], &text[end..]);
+    let path = repo().join("scenarios").join(format!(".cli-test-{}.yaml", std::process::id()));
+    std::fs::write(&path, bad).unwrap();
+    let p = path.to_str().unwrap();
+    let (v_ok, _, v_err) = run(&["validate", p]);
+    let (r_ok, _, r_err) = run(&["run", p]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(!v_ok && v_err.contains("columns"), "{v_err}");
+    assert!(!r_ok && r_err.contains("columns"), "{r_err}");
+}
+
+#[test]
+fn recording_where_every_file_is_skipped_is_an_error() {
+    let not_parquet = tmp("not.parquet");
+    std::fs::write(&not_parquet, b"this is not a parquet file").unwrap();
+    let out = tmp("none.layout");
+    let (ok, _, err) = run(&[
+        "record",
+        "parquet",
+        not_parquet.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok && err.contains("no file could be recorded"), "{err}");
+    assert!(!out.exists(), "nothing was written");
+}
+
+#[test]
+fn a_setting_that_reaches_no_arm_is_an_error_and_a_partial_one_a_note() {
+    let (ok, _, err) = run(&["run", SMALL, "--set", "allow_gap=1MiB"]);
+    assert!(!ok && err.contains("applies to no arm"), "{err}");
+    let (ok, _, err) = run(&[
+        "run",
+        SMALL,
+        "--case",
+        "control-200-files",
+        "--set",
+        "input_format_parquet_coalesce_gap_bytes=1MiB",
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("note:") && err.contains("R2, which is off"), "{err}");
+}
+
+#[test]
+fn replay_without_arm_replays_one_arm_and_says_which() {
+    let trace = tmp("two-arms.csv");
+    let (ok, _, err) = run(&[
+        "run",
+        SMALL,
+        "--case",
+        "control-200-files",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let (ok, both, err) = run(&["replay", trace.to_str().unwrap(), "--model", "s3-standard"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("replaying arm base"), "{err}");
+    let (ok, base, _) = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--model",
+        "s3-standard",
+        "--arm",
+        "base",
+    ]);
+    assert!(ok);
+    assert_eq!(both, base, "the default is the first arm alone");
+}

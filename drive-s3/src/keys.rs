@@ -67,10 +67,12 @@ mod tests {
         let mut t = Table::default();
         t.files.push(layout::FileLayout {
             path: "ok.parquet".into(),
+            materialized: true,
             ..Default::default()
         });
         t.files.push(layout::FileLayout {
             path: "x/../y.parquet".into(),
+            materialized: true,
             ..Default::default()
         });
         let e = table_keys(&t, "p").unwrap_err();

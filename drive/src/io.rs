@@ -100,8 +100,12 @@ impl IoWorld {
             Some(spec) => {
                 let mut rng = rngs.stream(engine::Subsystem::PageCache, replication);
                 let mut pc = PageCache::new(spec, &mut rng).map_err(|e| model(&e))?;
-                for (i, size) in object_sizes.iter().enumerate() {
-                    pc.warm(i as u64, *size, &mut rng);
+                // Each file's warm state from its own stream: the same whichever other files
+                // the table holds (a generated table holds only those its queries touch).
+                for (i, f) in r.table.files.iter().enumerate().filter(|(_, f)| f.materialized) {
+                    let mut file_rng =
+                        rngs.stream_for(engine::Subsystem::PageCache, i as u64 + 1, replication);
+                    pc.warm(i as u64, f.size_bytes, &mut file_rng);
                 }
                 let mode = if arm.strategy.read_through_page_cache() {
                     PageCacheMode::ReadThrough {
@@ -116,10 +120,11 @@ impl IoWorld {
         };
         let fs_cache = match &r.fs_cache {
             Some(spec) => {
-                let mut rng = rngs.stream(engine::Subsystem::FsCache, replication);
                 let mut fc = FsCache::new(spec).map_err(|e| model(&e))?;
-                for (i, size) in object_sizes.iter().enumerate() {
-                    fc.warm(i as u64, *size, &mut rng);
+                for (i, f) in r.table.files.iter().enumerate().filter(|(_, f)| f.materialized) {
+                    let mut file_rng =
+                        rngs.stream_for(engine::Subsystem::FsCache, i as u64 + 1, replication);
+                    fc.warm(i as u64, f.size_bytes, &mut file_rng);
                 }
                 let mode = if arm.strategy.filesystem_cache_fixes() {
                     FsCacheMode::Redesign

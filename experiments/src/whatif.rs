@@ -391,6 +391,7 @@ pub fn rebuild(trace: &ParsedTrace, arm: Option<&str>) -> Result<Rebuilt, WhatIf
         any_footer |= f.footer_read;
         let mut file = FileLayout {
             path: f.object.clone(),
+            materialized: true,
             size_bytes: f.size_bytes,
             footer_len_bytes: f.footer_len_bytes,
             schema: 0,

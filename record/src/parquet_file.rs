@@ -88,6 +88,7 @@ pub fn record_parquet_file(path: &Path, layout_path: &str) -> Result<RecordedFil
 
     let layout = FileLayout {
         path: layout_path.to_string(),
+        materialized: true,
         size_bytes,
         footer_len_bytes,
         schema: 0,

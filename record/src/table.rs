@@ -66,6 +66,7 @@ mod tests {
         RecordedFile {
             layout: FileLayout {
                 path: path.into(),
+                materialized: true,
                 ..Default::default()
             },
             columns: columns.iter().map(|c| c.to_string()).collect(),

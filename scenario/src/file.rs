@@ -178,8 +178,9 @@ pub struct CaseConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepConfig {
-    /// `name: values` as `--vary` takes them (`64KiB..16MiB:x2` or `0,256KiB,1MiB`).
-    pub vary: BTreeMap<String, String>,
+    /// `name: values` as `--vary` takes them (`64KiB..16MiB:x2` or `0,256KiB,1MiB`), in the
+    /// order written: the first is the plots' x axis.
+    pub vary: Ordered,
     #[serde(default)]
     pub reps: Option<u32>,
 }
@@ -226,5 +227,40 @@ impl<'de> Deserialize<'de> for Scalar {
 impl std::fmt::Display for Scalar {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
+    }
+}
+
+/// A YAML map whose entries keep the order they were written in (a sweep's axes).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Ordered(pub Vec<(String, String)>);
+
+impl Ordered {
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &String)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+}
+
+impl<'de> Deserialize<'de> for Ordered {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Ordered;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map of `name: values`, e.g. `input_format_parquet_coalesce_gap_bytes: 64KiB..16MiB:x4`")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Ordered, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<String, Scalar>()? {
+                    if out.iter().any(|(x, _): &(String, String)| *x == k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "`{k}` is varied twice; give each axis once"
+                        )));
+                    }
+                    out.push((k, v.0));
+                }
+                Ok(Ordered(out))
+            }
+        }
+        d.deserialize_map(V)
     }
 }

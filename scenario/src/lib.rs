@@ -32,8 +32,9 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
         }
         let _ = writeln!(
             out,
-            "#   table: {} files, {} column chunks, {} ({})",
+            "#   table: {} files ({} laid out for the queries: {} column chunks, {}) ({})",
             r.table.files.len(),
+            r.table.materialized_files(),
             r.table.column_chunk_count(),
             units::format_bytes(r.table.total_bytes()),
             r.table.provenance.tool

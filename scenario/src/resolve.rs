@@ -110,61 +110,57 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     let text = loaded.text.as_str();
     let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
 
-    // Table.
-    let table = match (&f.table.generate, &f.table.layout) {
+    // Table and queries. A generated table is built in two steps: its skeleton (schema and
+    // file paths, no file generated) tells which files the queries touch; then only those are
+    // generated, each from its own random stream, so the result is the same as for the whole
+    // table (tablegen::generate_files).
+    let (skeleton, generate) = match (&f.table.generate, &f.table.layout) {
         (Some(spec), None) => {
             let key = format!("generate:{}:{}", f.seed, serde_json::to_string(&loaded.tree["table"]).unwrap_or_default());
-            tables.get_or_build(key, || {
-                let t = tablegen::generate(spec, f.seed).map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
+            let skeleton = tables.get_or_build(format!("{key}:skeleton"), || {
+                tablegen::generate_files(spec, f.seed, |_| false)
+                    .map_err(|e| err("generate", format!("cannot generate the table: {e}")))
+            })?;
+            (skeleton, Some((spec, key)))
+        }
+        (None, Some(rel)) => {
+            let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
+            let key = format!("layout:{}", full.display());
+            let t = tables.get_or_build(key, || {
+                let bytes = std::fs::read(&full).map_err(|e| {
+                    err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
+                })?;
+                let t = layout::format::read_table(&bytes).map_err(|e| err("layout", format!("{}: {e}", full.display())))?;
+                // Once, where the table is loaded: cases and sweep points share it.
+                t.validate().map_err(|e| err("table", format!("{}: the layout is inconsistent: {e}", full.display())))?;
+                Ok(t)
+            })?;
+            (t, None)
+        }
+        _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
+    };
+    let queries = resolve_queries(f, &skeleton).map_err(|(key, msg)| err(&key, msg))?;
+    let table = match generate {
+        None => skeleton,
+        Some((spec, key)) => {
+            let wanted: std::collections::BTreeSet<FileIndex> = queries
+                .iter()
+                .flat_map(|q| q.spec.files.iter().copied())
+                .collect();
+            let files_key = wanted.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| {
+                (h ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+            tables.get_or_build(format!("{key}:files:{}:{files_key:016x}", wanted.len()), || {
+                let t = tablegen::generate_files(spec, f.seed, |i| {
+                    u32::try_from(i).is_ok_and(|i| wanted.contains(&i))
+                })
+                .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
                 // Once, where the table is built: cases and sweep points share it.
                 t.validate().map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
                 Ok(t)
             })?
         }
-        (None, Some(rel)) => {
-            let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
-            let key = format!("layout:{}", full.display());
-            tables.get_or_build(key, || {
-                let bytes = std::fs::read(&full).map_err(|e| {
-                    err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
-                })?;
-                let t = layout::format::read_table(&bytes).map_err(|e| err("layout", format!("{}: {e}", full.display())))?;
-                t.validate().map_err(|e| err("table", format!("{}: the layout is inconsistent: {e}", full.display())))?;
-                Ok(t)
-            })?
-        }
-        _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
     };
-
-    // Queries.
-    let mut query_configs: Vec<QueryConfig> = f.queries.clone();
-    if let Some(q) = &f.query {
-        if !query_configs.is_empty() {
-            return Err(err(
-                "queries",
-                "give either `query:` or `queries:`, not both".into(),
-            ));
-        }
-        query_configs.push(q.clone());
-    }
-    if query_configs.is_empty() {
-        return Err(err(
-            "query",
-            "the scenario has no query: add `query:` with at least `columns:`".into(),
-        ));
-    }
-    let schema_columns: Vec<String> = table
-        .schemas
-        .first()
-        .map(|s| s.columns.clone())
-        .unwrap_or_default();
-    let mut queries = Vec::new();
-    for (qi, q) in query_configs.iter().enumerate() {
-        let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
-        let spec = query_spec(q, f, &table, &schema_columns)
-            .map_err(|(key, msg)| err(&key, format!("query {name}: {msg}")))?;
-        queries.push(ResolvedQuery { name, spec });
-    }
 
     // Store.
     let store = resolve_store(&f.store).map_err(|m| err("store", m))?;
@@ -340,6 +336,43 @@ fn fraction(v: f64, key: &str) -> Result<f64, (String, String)> {
             format!("{v} is not a fraction between 0 and 1"),
         ))
     }
+}
+
+/// The scenario's queries against `table` (a generated table's skeleton is enough: only the
+/// file count and the schema matter here).
+fn resolve_queries(
+    f: &ScenarioFile,
+    table: &Table,
+) -> Result<Vec<ResolvedQuery>, (String, String)> {
+    let mut query_configs: Vec<QueryConfig> = f.queries.clone();
+    if let Some(q) = &f.query {
+        if !query_configs.is_empty() {
+            return Err((
+                "queries".into(),
+                "give either `query:` or `queries:`, not both".into(),
+            ));
+        }
+        query_configs.push(q.clone());
+    }
+    if query_configs.is_empty() {
+        return Err((
+            "query".into(),
+            "the scenario has no query: add `query:` with at least `columns:`".into(),
+        ));
+    }
+    let schema_columns: Vec<String> = table
+        .schemas
+        .first()
+        .map(|s| s.columns.clone())
+        .unwrap_or_default();
+    let mut queries = Vec::new();
+    for (qi, q) in query_configs.iter().enumerate() {
+        let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
+        let spec = query_spec(q, f, table, &schema_columns)
+            .map_err(|(key, msg)| (key, format!("query {name}: {msg}")))?;
+        queries.push(ResolvedQuery { name, spec });
+    }
+    Ok(queries)
 }
 
 fn query_spec(

@@ -43,8 +43,7 @@ fn small_files_through_the_test_bed_match_sim_run_counts() {
         .unwrap()
         .strict()
         .unwrap();
-    let mut bytes = Vec::new();
-    layout::format::write_table(&table, &mut bytes).unwrap();
+    let bytes = layout::format::write_table(&table).unwrap();
     std::fs::write(dir.path().join("small.layout"), &bytes).unwrap();
 
     let bed = TestBed::start(TestBedConfig {

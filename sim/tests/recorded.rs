@@ -15,8 +15,7 @@ fn a_recorded_layout_of_three_thousand_files_runs_in_a_scenario() {
     let outcome = record::record_parquet_files(&[data.clone()]).unwrap();
     assert!(outcome.skipped.is_empty(), "{:?}", outcome.skipped);
     assert_eq!(outcome.table.files.len(), 3000);
-    let mut bytes = Vec::new();
-    layout::format::write_table(&outcome.table, &mut bytes).unwrap();
+    let bytes = layout::format::write_table(&outcome.table).unwrap();
     let layout_path = dir.path().join("small.layout");
     std::fs::write(&layout_path, &bytes).unwrap();
     let columns = &outcome.table.schemas[0].columns;

@@ -14,15 +14,13 @@ fn many_small_files() -> GeneratorSpec {
 fn bench(c: &mut Criterion) {
     let spec = many_small_files();
     let table = generate(&spec, 42).expect("the spec generates");
-    let mut bytes = Vec::new();
-    write_table(&table, &mut bytes).expect("writes");
+    let bytes = write_table(&table).expect("writes");
     for (name, compression) in [
         ("none", Compression::None),
         ("deflate-1", Compression::Deflate { level: 1 }),
         ("deflate-6", Compression::Deflate { level: 6 }),
     ] {
-        let mut out = Vec::new();
-        write_table_with(&table, &mut out, &WriteOptions { compression }).expect("writes");
+        let out = write_table_with(&table, &WriteOptions { compression }).expect("writes");
         eprintln!(
             "layout file, {name}: {} bytes ({} column chunks)",
             out.len(),
@@ -36,11 +34,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| generate(black_box(&spec), 42).expect("generates"))
     });
     g.bench_function("write", |b| {
-        b.iter(|| {
-            let mut out = Vec::with_capacity(bytes.len());
-            write_table(black_box(&table), &mut out).expect("writes");
-            out
-        })
+        b.iter(|| write_table(black_box(&table)).expect("writes"))
     });
     g.bench_function("read", |b| {
         b.iter(|| read_table(black_box(&bytes)).expect("reads"))

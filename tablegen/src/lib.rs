@@ -451,8 +451,25 @@ fn invalid(field: impl Into<String>, what: impl Into<String>) -> GenerateError {
 
 /// Generates the table `spec` describes. The same spec and seed give the same table.
 pub fn generate(spec: &GeneratorSpec, seed: u64) -> Result<Table, GenerateError> {
-    let plan = Plan::new(spec, seed)?;
-    plan.run()
+    Plan::new(spec, seed)?.run(|_| true)
+}
+
+/// Generates only the files for which `wanted(file index)` holds; the others are
+/// [`FileLayout::placeholder`]s (a path). Each file draws from its own random stream (from the
+/// seed and its index), so a file is the same whichever others are generated with it, in
+/// whatever order: a run builds only what its queries touch.
+pub fn generate_files(
+    spec: &GeneratorSpec,
+    seed: u64,
+    wanted: impl Fn(u64) -> bool,
+) -> Result<Table, GenerateError> {
+    Plan::new(spec, seed)?.run(wanted)
+}
+
+/// The random stream of one part of a table (`Named` labels are part of the layout's
+/// definition: changing one changes every generated table).
+fn stream(seed: u64, part: &'static str, index: u64) -> Pcg64 {
+    engine::RngStreams::new(seed).stream_for(engine::Subsystem::Named(part), index, 0)
 }
 
 impl SizeDist {
@@ -628,7 +645,6 @@ struct Column {
 struct Plan<'a> {
     spec: &'a GeneratorSpec,
     seed: u64,
-    rng: Pcg64,
     names: Vec<String>,
     columns: Vec<Column>,
     /// Sum of the weights of weighted columns.
@@ -723,9 +739,12 @@ impl<'a> Plan<'a> {
             ice.manifest_size.check("iceberg.manifest_size")?;
         }
 
+        // Table-wide column draws come first and from their own stream, in a fixed order, so a
+        // file-level change to the spec does not reshuffle columns. It is the stream the
+        // generator has always started with (`Pcg64::seed_from_u64`, whose seeding rand_core
+        // documents as portable), so column weights stayed as they were when files got streams
+        // of their own.
         let mut rng = Pcg64::seed_from_u64(seed);
-        // Table-wide column draws come first, in a fixed order, so a file-level change to the
-        // spec does not reshuffle columns.
         let mut columns = Vec::with_capacity(n as usize);
         let weights: Vec<f64> = match &spec.columns.weights {
             WeightDist::Uniform => vec![1.0; n as usize],
@@ -870,7 +889,6 @@ impl<'a> Plan<'a> {
         Ok(Plan {
             spec,
             seed,
-            rng,
             names,
             columns,
             weight_total,
@@ -880,17 +898,15 @@ impl<'a> Plan<'a> {
         })
     }
 
-    fn run(mut self) -> Result<Table, GenerateError> {
+    fn run(mut self, wanted: impl Fn(u64) -> bool) -> Result<Table, GenerateError> {
         let spec = self.spec;
         let iceberg = match &spec.iceberg {
             None => None,
             Some(ice) => {
+                let mut rng = stream(self.seed, "layout.iceberg", 0);
                 let mut manifest_bytes = Vec::with_capacity(ice.manifest_count as usize);
                 for _ in 0..ice.manifest_count {
-                    manifest_bytes.push(
-                        ice.manifest_size
-                            .sample(&mut self.rng, "iceberg.manifest_size")?,
-                    );
+                    manifest_bytes.push(ice.manifest_size.sample(&mut rng, "iceberg.manifest_size")?);
                 }
                 Some(IcebergMetadata {
                     metadata_json_bytes: ice.metadata_json_size.0,
@@ -903,6 +919,10 @@ impl<'a> Plan<'a> {
         let mut scratch = Scratch::default();
         let mut pages_total = 0u64;
         for fi in 0..spec.file_count {
+            if !wanted(fi) {
+                files.push(FileLayout::placeholder(self.path(fi)));
+                continue;
+            }
             let file = self.file(fi, &mut scratch)?;
             pages_total += file.pages.len() as u64;
             if pages_total > MAX_PAGES {
@@ -920,20 +940,24 @@ impl<'a> Plan<'a> {
             files,
             iceberg,
             provenance: Provenance {
-                tool: format!("layout::generate {} seed {}", spec.name, self.seed),
+                tool: format!("tablegen {} seed {}", spec.name, self.seed),
                 created_unix_s: None,
                 sources: Vec::new(),
             },
         })
     }
 
+    fn path(&self, fi: u64) -> String {
+        format!("{}/part-{fi:05}.parquet", self.spec.name)
+    }
+
     /// Compressed data bytes of each row group of the next file, into `sizes`.
-    fn row_group_sizes(&mut self, sizes: &mut Vec<u64>) -> Result<(), GenerateError> {
-        let count = self.spec.row_groups_per_file.sample(&mut self.rng);
+    fn row_group_sizes(&self, rng: &mut Pcg64, sizes: &mut Vec<u64>) -> Result<(), GenerateError> {
+        let count = self.spec.row_groups_per_file.sample(rng);
         sizes.clear();
         match (&self.spec.file_data_size, &self.spec.row_group_size) {
             (Some(d), _) => {
-                let total = d.sample(&mut self.rng, "file_data_size")? as u128;
+                let total = d.sample(rng, "file_data_size")? as u128;
                 let n = count as u128;
                 for i in 0..n {
                     sizes.push((total * (i + 1) / n - total * i / n) as u64);
@@ -941,7 +965,7 @@ impl<'a> Plan<'a> {
             }
             (None, Some(d)) => {
                 for _ in 0..count {
-                    sizes.push(d.sample(&mut self.rng, "row_group_size")?);
+                    sizes.push(d.sample(rng, "row_group_size")?);
                 }
             }
             (None, None) => {
@@ -954,14 +978,16 @@ impl<'a> Plan<'a> {
         Ok(())
     }
 
-    fn file(&mut self, fi: u64, s: &mut Scratch) -> Result<FileLayout, GenerateError> {
+    fn file(&self, fi: u64, s: &mut Scratch) -> Result<FileLayout, GenerateError> {
         let spec = self.spec;
         let ix = &spec.indexes;
-        let path = format!("{}/part-{fi:05}.parquet", spec.name);
+        let path = self.path(fi);
+        // This file's own stream: the same file whichever others are generated.
+        let mut rng = stream(self.seed, "layout.file", fi);
         let too_large = |what: &str| GenerateError::TooLarge {
             what: format!("file {fi}: {what} exceeds 64-bit offsets"),
         };
-        self.row_group_sizes(&mut s.rg_sizes)?;
+        self.row_group_sizes(&mut rng, &mut s.rg_sizes)?;
         let n = self.columns.len();
         let mut row_groups = Vec::with_capacity(s.rg_sizes.len());
         let mut pages: Vec<PageLocation> = Vec::new();
@@ -977,7 +1003,7 @@ impl<'a> Plan<'a> {
         for gi in 0..s.rg_sizes.len() {
             let rg_bytes = s.rg_sizes[gi];
             let rows = match (&spec.rows_per_row_group, spec.bytes_per_row) {
-                (Some(r), _) => r.sample(&mut self.rng),
+                (Some(r), _) => r.sample(&mut rng),
                 (None, Some(b)) => (rg_bytes / b.0.max(1)).max(1),
                 (None, None) => 1,
             };
@@ -992,7 +1018,7 @@ impl<'a> Plan<'a> {
                 let mut total = 0.0;
                 for c in &self.columns {
                     let w = if c.fixed_bytes == 0 {
-                        c.weight * (jitter * normal(&mut self.rng)).exp()
+                        c.weight * (jitter * normal(&mut rng)).exp()
                     } else {
                         0.0
                     };
@@ -1130,6 +1156,7 @@ impl<'a> Plan<'a> {
             .ok_or_else(|| too_large("the footer"))?;
         Ok(FileLayout {
             path,
+            materialized: true,
             size_bytes,
             footer_len_bytes,
             schema: 0,
@@ -1268,7 +1295,40 @@ mod tests {
         assert_ne!(a, generate(&s, 8).unwrap());
         a.validate().unwrap();
         check_placement(&a);
-        assert_eq!(a.provenance.tool, "layout::generate t seed 7");
+        assert_eq!(a.provenance.tool, "tablegen t seed 7");
+    }
+
+    /// Each file comes from its own stream: any subset, generated alone, is the same as those
+    /// files of the whole table, and the other files are placeholders that validate.
+    #[test]
+    fn any_subset_of_files_is_the_same_as_in_the_whole_table() {
+        let mut s = base(40, 12);
+        s.file_data_size = Some(SizeDist::Lognormal {
+            median: Bytes(80_000),
+            sigma: 1.0,
+            min: None,
+            max: None,
+        });
+        s.row_groups_per_file = CountDist::Range { min: 1, max: 4 };
+        s.chunk_jitter_sigma = 0.4;
+        s.columns.weights = WeightDist::Lognormal { sigma: 1.0 };
+        let whole = generate(&s, 11).unwrap();
+        for subset in [vec![0u64], vec![39], vec![3, 17, 25], (0..40).step_by(7).collect()] {
+            let part = generate_files(&s, 11, |i| subset.contains(&i)).unwrap();
+            part.validate().unwrap();
+            assert_eq!(part.files.len(), whole.files.len());
+            assert_eq!(part.schemas, whole.schemas);
+            for (i, (p, w)) in part.files.iter().zip(&whole.files).enumerate() {
+                if subset.contains(&(i as u64)) {
+                    assert_eq!(p, w, "file {i} of {subset:?}");
+                } else {
+                    assert!(!p.materialized && p.row_groups.is_empty(), "file {i}");
+                    assert_eq!(p.path, w.path);
+                }
+            }
+        }
+        // Files differ from each other (their streams are independent, not copies).
+        assert_ne!(whole.files[0].size_bytes, whole.files[1].size_bytes);
     }
 
     #[test]

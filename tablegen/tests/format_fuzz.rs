@@ -13,8 +13,7 @@ fn good_file() -> &'static Vec<u8> {
             serde_saphyr::from_str(include_str!("specs/iceberg-bench.yaml")).unwrap();
         spec.file_count = 3;
         let table = generate(&spec, 9).unwrap();
-        let mut out = Vec::new();
-        write_table(&table, &mut out).unwrap();
+        let out = write_table(&table).unwrap();
         assert_eq!(read_table(&out).unwrap(), table);
         out
     })

@@ -20,8 +20,7 @@ fn table(yaml: &str) -> Table {
 }
 
 fn round_trip(t: &Table) -> usize {
-    let mut bytes = Vec::new();
-    write_table(t, &mut bytes).unwrap();
+    let bytes = write_table(t).unwrap();
     assert_eq!(&read_table(&bytes).unwrap(), t);
     bytes.len()
 }

@@ -147,8 +147,7 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
                 source,
             })?;
         let layout_name = format!("{}.layout", shape.name());
-        let mut bytes = Vec::new();
-        layout::format::write_table(&table, &mut bytes).map_err(|source| CheckError::Layout {
+        let bytes = layout::format::write_table(&table).map_err(|source| CheckError::Layout {
             shape: shape.name(),
             source,
         })?;

@@ -33,7 +33,6 @@ use crate::{
     Codec, ColumnChunk, FileLayout, IcebergMetadata, PageLocation, Provenance, RowGroup, Schema,
     Table, NO_BLOOM_FILTER,
 };
-use std::io::Write;
 
 /// The first 8 bytes of every layout file.
 pub const MAGIC: [u8; 8] = *b"RPLAYOUT";
@@ -73,8 +72,8 @@ impl Default for WriteOptions {
 /// What went wrong writing or reading a layout file.
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
-    #[error("writing the layout failed: {0}")]
-    Io(#[from] std::io::Error),
+    #[error("file {file} ({path}) is a placeholder (a generated table holds only the files its queries touch); only whole tables can be stored")]
+    Placeholder { file: usize, path: String },
     #[error("not a layout file: it starts with {found:?}; a layout file starts with the 8 bytes `RPLAYOUT`")]
     BadMagic { found: Vec<u8> },
     #[error("layout file truncated: {what} needs bytes {offset}..{needed_end}, the file has {available} bytes")]
@@ -116,17 +115,20 @@ pub enum FormatError {
     },
 }
 
-/// Writes `table` with the default options (DEFLATE level 1).
-pub fn write_table(table: &Table, out: &mut impl Write) -> Result<(), FormatError> {
-    write_table_with(table, out, &WriteOptions::default())
+/// The layout file of `table` with the default options (DEFLATE level 1).
+pub fn write_table(table: &Table) -> Result<Vec<u8>, FormatError> {
+    write_table_with(table, &WriteOptions::default())
 }
 
-/// Writes `table` to `out` as a layout file.
-pub fn write_table_with(
-    table: &Table,
-    out: &mut impl Write,
-    options: &WriteOptions,
-) -> Result<(), FormatError> {
+/// The layout file of `table`: its bytes (the caller writes them where it likes; this crate
+/// does no IO).
+pub fn write_table_with(table: &Table, options: &WriteOptions) -> Result<Vec<u8>, FormatError> {
+    if let Some((i, f)) = table.files.iter().enumerate().find(|(_, f)| !f.materialized) {
+        return Err(FormatError::Placeholder {
+            file: i,
+            path: f.path.clone(),
+        });
+    }
     let body = encode_body(table)?;
     let (code, stored) = match options.compression {
         Compression::None => (0u8, None),
@@ -145,9 +147,9 @@ pub fn write_table_with(
     header.extend_from_slice(&(stored.len() as u64).to_le_bytes());
     let crc = checksum(&header, stored);
     header[24..28].copy_from_slice(&crc.to_le_bytes());
-    out.write_all(&header)?;
-    out.write_all(stored)?;
-    Ok(())
+    let mut out = header;
+    out.extend_from_slice(stored);
+    Ok(out)
 }
 
 /// Reads a layout file from its bytes.
@@ -907,6 +909,7 @@ fn decode_body(body: &[u8]) -> R<Table> {
         let size_bytes = d.r(S::FileSize, st.predicted_size(footer_len_bytes))?;
         files.push(FileLayout {
             path: path_str,
+            materialized: true,
             size_bytes,
             footer_len_bytes,
             schema,
@@ -1022,6 +1025,7 @@ mod tests {
             }],
             files: vec![FileLayout {
                 path: "x/part-0.parquet".into(),
+                materialized: true,
                 size_bytes: 1000,
                 footer_len_bytes: 200,
                 schema: 0,
@@ -1056,8 +1060,7 @@ mod tests {
     }
 
     fn bytes_of(t: &Table, c: Compression) -> Vec<u8> {
-        let mut out = Vec::new();
-        write_table_with(t, &mut out, &WriteOptions { compression: c }).unwrap();
+        let out = write_table_with(t, &WriteOptions { compression: c }).unwrap();
         out
     }
 
@@ -1121,7 +1124,7 @@ mod tests {
     fn overflowing_ranges_are_refused_on_write() {
         let mut t = small_table();
         t.files[0].row_groups[0].columns[0].chunk_start = u64::MAX - 5;
-        let err = write_table(&t, &mut Vec::new()).unwrap_err();
+        let err = write_table(&t).unwrap_err();
         assert!(
             matches!(err, FormatError::Overflow { file: 0, .. }),
             "{err}"
@@ -1222,6 +1225,7 @@ mod tests {
             .prop_map(
                 |(path, size_bytes, footer_len_bytes, schema, row_groups, pages)| FileLayout {
                     path,
+                    materialized: true,
                     size_bytes,
                     footer_len_bytes,
                     schema,

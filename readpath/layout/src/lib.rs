@@ -254,10 +254,15 @@ impl RowGroup {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileLayout {
     /// Path or object key, relative to the table's location.
     pub path: String,
+    /// Whether the layout below is there. A generated table holds only the files its queries
+    /// touch ([`FileLayout::placeholder`] for the others: a path and nothing else), since each
+    /// generated file comes from its own random stream and can be made alone.
+    #[serde(default = "yes")]
+    pub materialized: bool,
     pub size_bytes: u64,
     /// The Thrift footer's length as the file's last 8 bytes state it (excludes those 8 bytes).
     pub footer_len_bytes: u32,
@@ -268,7 +273,34 @@ pub struct FileLayout {
     pub pages: Vec<PageLocation>,
 }
 
+fn yes() -> bool {
+    true
+}
+
+impl Default for FileLayout {
+    fn default() -> Self {
+        FileLayout {
+            path: String::new(),
+            materialized: true,
+            size_bytes: 0,
+            footer_len_bytes: 0,
+            schema: 0,
+            row_groups: Vec::new(),
+            pages: Vec::new(),
+        }
+    }
+}
+
 impl FileLayout {
+    /// A file of the table that no query of this run touches: its path only.
+    pub fn placeholder(path: String) -> Self {
+        FileLayout {
+            path,
+            materialized: false,
+            ..FileLayout::default()
+        }
+    }
+
     /// The footer's bytes including the trailing length and magic.
     pub fn footer_range(&self) -> ByteRange {
         let len = (self.footer_len_bytes as u64 + 8).min(self.size_bytes);
@@ -314,8 +346,14 @@ impl Table {
     pub fn schema_of(&self, file: &FileLayout) -> Option<&Schema> {
         self.schemas.get(file.schema as usize)
     }
+    /// Bytes of the files whose layout is here.
     pub fn total_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size_bytes).sum()
+    }
+
+    /// How many files have their layout here (the others are placeholders).
+    pub fn materialized_files(&self) -> usize {
+        self.files.iter().filter(|f| f.materialized).count()
     }
     pub fn column_chunk_count(&self) -> usize {
         self.files
@@ -329,6 +367,10 @@ impl Table {
     /// their chunk, page table references in bounds, schema references valid.
     pub fn validate(&self) -> Result<(), LayoutError> {
         for (fi, file) in self.files.iter().enumerate() {
+            if !file.materialized {
+                debug_assert!(file.row_groups.is_empty() && file.size_bytes == 0);
+                continue;
+            }
             let at = |what: String| LayoutError::Invalid {
                 file: file.path.clone(),
                 index: fi,

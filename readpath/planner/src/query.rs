@@ -86,6 +86,12 @@ impl QuerySpec {
                     n_files.saturating_sub(1)
                 )));
             };
+            if !file.materialized {
+                return Err(PlanError::Query(format!(
+                    "file {f} ({}) was not generated: the table was made for other queries' files",
+                    file.path
+                )));
+            }
             let width = table.schema_of(file).map_or(0, |s| s.columns.len());
             let lists = [
                 ("columns", &self.columns),

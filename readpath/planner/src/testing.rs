@@ -132,6 +132,7 @@ fn file(s: &TableShape, index: u32) -> FileLayout {
     let size_bytes = offset + s.footer_bytes as u64 + 8;
     FileLayout {
         path: format!("part-{index:05}.parquet"),
+        materialized: true,
         size_bytes,
         footer_len_bytes: s.footer_bytes,
         schema: 0,

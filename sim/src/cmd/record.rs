@@ -83,8 +83,7 @@ pub fn run(what: RecordWhat) -> Result<()> {
     if let Some(dir) = output.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut bytes = Vec::new();
-    layout::format::write_table(&table, &mut bytes)?;
+    let bytes = layout::format::write_table(&table)?;
     std::fs::write(&output, &bytes).with_context(|| format!("writing {}", output.display()))?;
     eprintln!(
         "recorded {} files, {} column chunks, {} of data into {} ({})",

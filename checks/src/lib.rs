@@ -4,4 +4,6 @@
 
 pub mod findings;
 #[cfg(feature = "testbed")]
+pub mod peers;
+#[cfg(feature = "testbed")]
 pub mod s3check;

@@ -66,6 +66,7 @@ impl RequestLog {
                 served_by: ServedBy::Store,
                 attempt: a.attempt,
                 hedge: false,
+                method: models::store::Method::Get,
             })
             .collect();
         rows.sort_by_key(|r| (r.start_ns, r.end_ns));
@@ -120,6 +121,7 @@ mod tests {
         let price = models::store::PriceSpec {
             per_1000_gets_usd: 1.0,
             per_gb_usd: 0.0,
+            per_1000_lists_usd: 0.0,
         };
         let s = log.stats(&price);
         assert_eq!(s.gets, 3);

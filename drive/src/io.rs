@@ -9,7 +9,7 @@ use engine::EventQueue;
 use layout::ByteRange;
 use models::fs_cache::{FsCache, FsCacheMode};
 use models::page_cache::{PageCache, PageCacheMode};
-use models::store::{ClientEvent, GetRequest, S3Client};
+use models::store::{ClientEvent, GetRequest, Method, S3Client};
 use planner::{Event, Object, ReadRequest, ReadSource};
 use std::collections::BTreeMap;
 
@@ -21,6 +21,7 @@ pub fn object_id(o: &Object) -> u64 {
         Object::IcebergMetadataJson => META,
         Object::IcebergManifestList => META + 1,
         Object::IcebergManifest(i) => META + 2 + *i as u64,
+        Object::Listing(i) => META + (1 << 32) + *i as u64,
     }
 }
 
@@ -203,6 +204,36 @@ impl IoWorld {
         let object = object_id(&req.object);
         let key = req.id.0;
         let est = self.estimate;
+        // HEAD and LIST go to the store as they are: no cache holds them.
+        let method = match req.kind {
+            planner::ReadKind::Head => Some(Method::Head),
+            planner::ReadKind::List => Some(Method::List),
+            _ => None,
+        };
+        if let Some(method) = method {
+            let composite = CompositeRead::new(req.range, vec![req.range]);
+            self.reads.insert(
+                key,
+                LiveRead {
+                    id: req.id,
+                    composite,
+                    source: ReadSource::Store,
+                },
+            );
+            self.start_get_as(
+                now,
+                GetPurpose::Fragment {
+                    read: key,
+                    fragment: 0,
+                    lead: 0,
+                    fill_fs_cache: false,
+                },
+                object,
+                req.range,
+                method,
+            );
+            return;
+        }
         // 1. Page cache: cached blocks are served locally; the rest is fetched whole-block (the
         // reader sees only its own bytes of each fragment).
         let mut plan: Vec<(ByteRange, Option<ByteRange>)> = Vec::new(); // (clipped, fetch range or None = cached)
@@ -380,6 +411,17 @@ impl IoWorld {
     }
 
     fn start_get(&mut self, now: u64, purpose: GetPurpose, object: u64, range: ByteRange) {
+        self.start_get_as(now, purpose, object, range, Method::Get)
+    }
+
+    fn start_get_as(
+        &mut self,
+        now: u64,
+        purpose: GetPurpose,
+        object: u64,
+        range: ByteRange,
+        method: Method,
+    ) {
         let token = self.next_token;
         self.next_token += 1;
         self.gets.insert(
@@ -393,6 +435,7 @@ impl IoWorld {
         if let Err(e) = self.client.start(
             now,
             GetRequest {
+                method,
                 token,
                 object,
                 prefix: 0,

@@ -126,6 +126,8 @@ pub enum Combine {
 pub enum Metric {
     WallTime,
     Gets,
+    Heads,
+    Lists,
     ReadTasks,
     NeededBytes,
     TaskBytes,
@@ -154,6 +156,8 @@ pub const METRICS: &[Metric] = &{
     [
         WallTime,
         Gets,
+        Heads,
+        Lists,
         ReadTasks,
         NeededBytes,
         TaskBytes,
@@ -214,6 +218,8 @@ impl Metric {
         match self {
             Metric::WallTime => "wall_time",
             Metric::Gets => "gets",
+            Metric::Heads => "heads",
+            Metric::Lists => "lists",
             Metric::ReadTasks => "read_tasks",
             Metric::NeededBytes => "needed_bytes",
             Metric::TaskBytes => "task_bytes",
@@ -259,6 +265,8 @@ impl Metric {
             Metric::CpuUse => Unit::Cores,
             Metric::Cost => Unit::Dollars,
             Metric::Gets
+            | Metric::Heads
+            | Metric::Lists
             | Metric::ReadTasks
             | Metric::MeanConcurrentGets
             | Metric::MaxConcurrentGets
@@ -287,6 +295,8 @@ impl Metric {
         match self {
             Metric::WallTime => "time from the query's start to its last chunk consumed",
             Metric::Gets => "HTTP GETs sent to the store, retries included (S3GetObject)",
+            Metric::Heads => "HTTP HEADs sent to the store (a reader learning a file's size)",
+            Metric::Lists => "LISTs sent to the store (a reader expanding a glob)",
             Metric::ReadTasks => "read tasks the reader created (ParquetReadTasks)",
             Metric::NeededBytes => "bytes the decoder needed, every needed range once",
             Metric::TaskBytes => "bytes the read tasks covered (ParquetReadTaskBytes)",

@@ -12,6 +12,10 @@ use readahead::ProfileEvent;
 pub struct StoreFigures {
     /// HTTP GETs sent, retries included (ClickHouse `S3GetObject`).
     pub gets: u64,
+    /// HEADs sent.
+    pub heads: u64,
+    /// LISTs sent.
+    pub lists: u64,
     /// Body bytes received (ClickHouse `ReadBufferFromS3Bytes`).
     pub bytes_fetched: u64,
     /// Attempts after the first of their read.
@@ -43,6 +47,8 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
     let mut m = RunMetrics::default();
     m.set(Metric::WallTime, f.wall_ns as f64);
     m.set(Metric::Gets, store.gets as f64);
+    m.set(Metric::Heads, store.heads as f64);
+    m.set(Metric::Lists, store.lists as f64);
     m.set(Metric::ReadTasks, pe.parquet_read_tasks as f64);
     m.set(Metric::NeededBytes, reader.output().needed_bytes as f64);
     m.set(Metric::TaskBytes, pe.parquet_read_task_bytes as f64);

@@ -82,6 +82,8 @@ impl World for SimWorld {
         let store = self.io.store_stats();
         StoreFigures {
             gets: store.gets,
+            heads: store.heads,
+            lists: store.lists,
             bytes_fetched: store.bytes_fetched,
             retries: store.retries,
             get_busy_ns: store.mean_concurrency * store.span_ns as f64,

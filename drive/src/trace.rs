@@ -32,6 +32,8 @@ pub struct TraceRow {
     pub served_by: ServedBy,
     pub attempt: u32,
     pub hedge: bool,
+    /// GET, HEAD or LIST.
+    pub method: models::store::Method,
 }
 
 impl TraceRow {
@@ -55,6 +57,7 @@ impl TraceRow {
             served_by: by,
             attempt: 0,
             hedge: false,
+            method: models::store::Method::Get,
         }
     }
 
@@ -70,6 +73,7 @@ impl TraceRow {
             served_by: ServedBy::Store,
             attempt: a.attempt,
             hedge: a.hedge,
+            method: a.method,
         }
     }
 
@@ -86,6 +90,7 @@ impl TraceRow {
             served_by: ServedBy::Needed(part),
             attempt: 0,
             hedge: false,
+            method: models::store::Method::Get,
         }
     }
 }
@@ -99,7 +104,7 @@ fn needed_kind(k: ReadKind) -> Option<NeededKind> {
         ReadKind::ColumnIndex => NeededKind::ColumnIndex,
         ReadKind::OffsetIndex => NeededKind::OffsetIndex,
         ReadKind::DataPages => NeededKind::DataPages,
-        ReadKind::IcebergMetadata => return None,
+        ReadKind::IcebergMetadata | ReadKind::Head | ReadKind::List => return None,
     })
 }
 
@@ -177,6 +182,14 @@ pub fn to_csv(
                 r.hedge.to_string(),
             ];
             record.extend(tracefit::needed_columns(needed));
+            record.push(
+                match r.method {
+                    models::store::Method::Get => "GET",
+                    models::store::Method::Head => "HEAD",
+                    models::store::Method::List => "LIST",
+                }
+                .to_string(),
+            );
             w.write_record(&record)?;
         }
     }

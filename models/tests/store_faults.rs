@@ -271,6 +271,7 @@ fn cancel_aborts_and_counts_partial_bytes() {
     let spec = StoreSpec::from_yaml(yaml).unwrap();
     let mut c = S3Client::new(&spec, RngStreams::new(1).stream(Subsystem::Store, 0)).unwrap();
     let req = |token, len| GetRequest {
+        method: Default::default(),
         token,
         object: token,
         prefix: 0,
@@ -325,6 +326,7 @@ fn first_byte_grows_with_size_when_asked() {
     c.start(
         0,
         GetRequest {
+            method: Default::default(),
             token: 9,
             object: 1,
             prefix: 0,

@@ -16,6 +16,7 @@ fn run(spec: &StoreSpec, n: u64, len: u64, in_flight: u64) -> (u64, u64) {
             c.start(
                 now,
                 GetRequest {
+                    method: Default::default(),
                     token: *next,
                     object: *next,
                     prefix: 0,

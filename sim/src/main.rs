@@ -31,6 +31,12 @@ enum Command {
     /// the `testbed` feature).
     #[cfg(feature = "testbed")]
     CheckS3(cmd::check_s3::CheckArgs),
+    /// Check the peer presets against the real readers they name (pyarrow, polars, DuckDB,
+    /// arrow-rs) through the loopback test bed: request counts, ranges, requests in flight and
+    /// wall time; prints the README's table (needs the `testbed` feature and the readers'
+    /// Python environment).
+    #[cfg(feature = "testbed")]
+    CheckPeers(cmd::check_peers::CheckPeersArgs),
     /// Sweep settings or model parameters over a grid: every point runs every arm, to CSV and plots.
     Sweep(cmd::sweep::SweepArgs),
     /// Propose the settings that make one arm fastest (or cheapest) over one or more scenarios.
@@ -70,6 +76,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Measure(args) => cmd::measure::run(args),
         #[cfg(feature = "testbed")]
         Command::CheckS3(args) => cmd::check_s3::run(args),
+        #[cfg(feature = "testbed")]
+        Command::CheckPeers(args) => cmd::check_peers::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Tune(args) => cmd::tune::run(args),
         Command::Fit(args) => cmd::fit::run(args),

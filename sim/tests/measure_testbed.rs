@@ -194,6 +194,7 @@ fn measured_rows(csv_text: &str) -> Vec<drive::TraceRow> {
             served_by: drive::trace::ServedBy::Store,
             attempt: 1,
             hedge: false,
+            method: models::store::Method::Get,
         })
         .collect()
 }

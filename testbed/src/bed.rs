@@ -126,6 +126,12 @@ impl TestBed {
         &self.config
     }
 
+    /// Every request the server answered since the last call (uploads included), in arrival
+    /// order: see [`crate::request_log`].
+    pub fn take_requests(&self) -> Vec<crate::request_log::RequestRecord> {
+        self.server.log.take()
+    }
+
     /// Connections the proxy has relayed so far (a check that clients really went through it).
     pub fn proxied_connections(&self) -> u64 {
         self.proxy.connections_accepted()

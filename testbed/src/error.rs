@@ -56,6 +56,12 @@ pub enum TestBedError {
     /// An argument is out of range; the message says what is wrong and what would be right.
     #[error("{0}")]
     Invalid(String),
+    /// A real reader run against the bed failed.
+    #[error("the {reader} reader: {message}")]
+    Reader {
+        reader: &'static str,
+        message: String,
+    },
     /// The Parquet writer failed.
     #[error("writing Parquet file {path}: {source}")]
     Parquet {

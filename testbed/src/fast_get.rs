@@ -135,6 +135,13 @@ macro_rules! s3_impl {
             ) -> S3Result<S3Response<GetObjectOutput>> {
                 self.get_object_fast(req).await
             }
+
+            async fn head_object(
+                &self,
+                req: S3Request<HeadObjectInput>,
+            ) -> S3Result<S3Response<HeadObjectOutput>> {
+                self.head_object_s3(req).await
+            }
         }
     };
 }
@@ -147,7 +154,6 @@ s3_impl! {
     delete_objects(DeleteObjectsInput) -> DeleteObjectsOutput;
     get_bucket_location(GetBucketLocationInput) -> GetBucketLocationOutput;
     head_bucket(HeadBucketInput) -> HeadBucketOutput;
-    head_object(HeadObjectInput) -> HeadObjectOutput;
     list_buckets(ListBucketsInput) -> ListBucketsOutput;
     list_objects(ListObjectsInput) -> ListObjectsOutput;
     list_objects_v2(ListObjectsV2Input) -> ListObjectsV2Output;
@@ -161,6 +167,22 @@ s3_impl! {
 }
 
 impl FastGetFs {
+    /// HeadObject as S3 answers it: a key that is not an object (missing, or a "directory"
+    /// prefix of other keys) is 404 NoSuchKey. s3s-fs answers a prefix with 500, which readers
+    /// probing a path (pyarrow's `get_file_info`) trip on.
+    async fn head_object_s3(
+        &self,
+        req: S3Request<HeadObjectInput>,
+    ) -> S3Result<S3Response<HeadObjectOutput>> {
+        let is_file = self
+            .object_path(&req.input.bucket, &req.input.key)
+            .is_some_and(|p| p.is_file());
+        if !is_file {
+            return Err(s3s::s3_error!(NoSuchKey, "no object called {}", req.input.key));
+        }
+        self.inner.head_object(req).await
+    }
+
     /// s3s-fs's GetObject (headers, range checks, ETag, errors) with our body.
     async fn get_object_fast(
         &self,

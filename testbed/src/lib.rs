@@ -12,12 +12,15 @@
 //!
 //! **Invariant:** nothing here listens on or connects to anything but `127.0.0.1`.
 
+#[cfg(feature = "arrow-rs")]
+pub mod arrow_rs;
 mod bed;
 mod error;
 mod fast_get;
 pub mod pacer;
 pub mod parquet_shapes;
 pub mod proxy;
+pub mod request_log;
 mod server;
 
 pub use bed::{TestBed, TestBedConfig, ACCESS_KEY, BUCKET, REGION, SECRET_KEY};

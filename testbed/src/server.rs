@@ -17,11 +17,45 @@ use tokio::sync::watch;
 
 use crate::error::TestBedError;
 use crate::fast_get::FastGetFs;
+use crate::request_log::{LoggedBody, Pending, RequestLog};
+
+/// The S3 service with every request logged ([`RequestLog`]).
+#[derive(Clone)]
+struct Logged {
+    inner: S3Service,
+    log: RequestLog,
+}
+
+impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Logged {
+    type Response = hyper::Response<LoggedBody<s3s::Body>>;
+    type Error = s3s::HttpError;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
+    >;
+
+    fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
+        let mut pending = Pending::start(&self.log, &req);
+        let fut = hyper::service::Service::call(&self.inner, req);
+        Box::pin(async move {
+            let resp = fut.await?;
+            pending.head(&resp);
+            let (parts, body) = resp.into_parts();
+            Ok(hyper::Response::from_parts(
+                parts,
+                LoggedBody {
+                    inner: body,
+                    pending: Some(pending),
+                },
+            ))
+        })
+    }
+}
 
 /// A running s3s-fs server on `127.0.0.1`.
 #[derive(Debug)]
 pub(crate) struct Server {
     pub(crate) addr: SocketAddr,
+    pub(crate) log: RequestLog,
     stop: watch::Sender<bool>,
 }
 
@@ -61,8 +95,13 @@ impl Server {
                 .map_err(|e| TestBedError::socket("registering the S3 server", addr, e))?
         };
         let (stop, stopped) = watch::channel(false);
+        let log = RequestLog::new();
+        let service = Logged {
+            inner: service,
+            log: log.clone(),
+        };
         runtime.spawn(accept_loop(listener, service, stopped));
-        Ok(Server { addr, stop })
+        Ok(Server { addr, log, stop })
     }
 
     /// Stops accepting. Open connections end when the runtime shuts down.
@@ -76,7 +115,7 @@ const SEND_BUFFER_BYTES: usize = 256 * 1024;
 
 async fn accept_loop(
     listener: TcpListener,
-    service: S3Service,
+    service: Logged,
     mut stopped: watch::Receiver<bool>,
 ) {
     let http = ConnBuilder::new(TokioExecutor::new());

@@ -253,6 +253,7 @@ fn simulate(
             let Some(r) = records.get(next) else { break };
             let object = r.object.parse::<u64>().unwrap_or(next as u64);
             let req = GetRequest {
+                method: Default::default(),
                 token: next as u64,
                 object,
                 prefix: 0,

@@ -23,7 +23,7 @@ use crate::record::{NeededKind, NeededPart, Operation, ServedBy, SimLabels, Trac
 
 /// The header line the simulator writes (and [`write_sim_trace`] writes).
 pub const SIM_TRACE_HEADER: &str =
-    "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge,kind,row_group,column,row_group_rows,first_row,uncompressed_bytes,object_size_bytes,footer_len_bytes";
+    "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge,kind,row_group,column,row_group_rows,first_row,uncompressed_bytes,object_size_bytes,footer_len_bytes,method";
 
 /// Column positions of a sim trace, from its header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +50,7 @@ pub struct SimColumns {
     uncompressed_bytes: Option<usize>,
     object_size_bytes: Option<usize>,
     footer_len_bytes: Option<usize>,
+    method: Option<usize>,
 }
 
 impl SimColumns {
@@ -86,6 +87,7 @@ impl SimColumns {
             uncompressed_bytes: find("uncompressed_bytes"),
             object_size_bytes: find("object_size_bytes"),
             footer_len_bytes: find("footer_len_bytes"),
+            method: find("method"),
         })
     }
 
@@ -347,7 +349,11 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
         object: text(&fields, Some(columns.object)).to_string(),
         offset_bytes: optional_u64(&fields, columns.offset_bytes, "offset_bytes")?,
         status,
-        operation: Operation::Get,
+        operation: match columns.method.and_then(|i| fields.get(i)).map(|m| m.trim()) {
+            Some("HEAD") => Operation::Head,
+            Some("LIST") => Operation::Other("REST.GET.BUCKET".into()),
+            _ => Operation::Get,
+        },
         served_by,
         sim: Some(sim),
         needed,
@@ -459,8 +465,8 @@ fn quote(field: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// Writes records in the sim trace format, header first. Only GETs are written (the format has
-/// no operation column, and holds reads); returns the number of rows written. Records from an
+/// Writes records in the sim trace format, header first. Only GETs are written (the replays
+/// read GETs); returns the number of rows written. Records from an
 /// access log get empty labels and `offset_bytes`; their object size goes to
 /// `object_size_bytes`. Needed rows keep their eight trailing columns.
 pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usize, TraceError> {
@@ -481,7 +487,7 @@ pub fn write_sim_trace<W: Write>(records: &[TraceRecord], out: W) -> Result<usiz
         }
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},GET",
             quote(&labels.case),
             quote(&labels.arm),
             labels.replication,

@@ -51,6 +51,7 @@ fn run_model(spec: &StoreSpec, reads: usize) -> Vec<Attempt> {
             client.advance(t, &mut events);
         }
         let req = GetRequest {
+            method: Default::default(),
             token,
             object: token % 97,
             prefix: 0,

@@ -34,6 +34,8 @@ pub const STATUS_TIMEOUT: u16 = 0;
 pub struct GetRequest {
     /// The driver's name for this read; unique among reads in flight.
     pub token: u64,
+    /// GET of a range, HEAD (no body: `len` 0) or LIST (a listing's body of `len` bytes).
+    pub method: Method,
     /// Object id, for logs and traces.
     pub object: u64,
     /// Key prefix, for the per-prefix rate limit.
@@ -42,6 +44,19 @@ pub struct GetRequest {
     pub offset: u64,
     /// Bytes in the range.
     pub len: u64,
+}
+
+/// The HTTP request a read is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    /// A ranged GET of an object.
+    #[default]
+    Get,
+    /// HEAD of an object (its size and ETag; no body).
+    Head,
+    /// A LIST of a prefix (ListObjectsV2), whose response body is the listing.
+    List,
 }
 
 /// What the client tells the driver about a read.
@@ -96,6 +111,8 @@ pub struct Attempt {
     pub len: u64,
     /// Whether this attempt was a hedge.
     pub hedge: bool,
+    /// The request's method.
+    pub method: Method,
 }
 
 /// Counters over a client's life, named after ClickHouse profile events where theirs.
@@ -109,6 +126,10 @@ pub struct StoreStats {
     pub reads_cancelled: u64,
     /// HTTP GET requests sent, retries and hedges included (ClickHouse `S3GetObject`).
     pub gets: u64,
+    /// HEAD requests sent (retries included).
+    pub heads: u64,
+    /// LIST requests sent (retries included).
+    pub lists: u64,
     /// Body bytes received (ClickHouse `ReadBufferFromS3Bytes`).
     pub bytes_fetched: u64,
     /// Attempts answered 503 SlowDown (ClickHouse `S3ReadRequestsThrottling`).
@@ -366,8 +387,12 @@ impl S3Client {
         let (busy, saturated) = self.link.busy_and_saturated_ns();
         s.nic_busy_ns = busy;
         s.nic_saturated_ns = saturated;
-        s.cost_usd = s.gets as f64 * self.spec.price.per_1000_gets_usd / 1000.0
-            + s.bytes_fetched as f64 / 1e9 * self.spec.price.per_gb_usd;
+        // HEADs are billed as GETs ("GET, SELECT and all other requests"), LISTs at their own
+        // price.
+        let price = &self.spec.price;
+        s.cost_usd = (s.gets + s.heads) as f64 * price.per_1000_gets_usd / 1000.0
+            + s.lists as f64 * price.per_1000_lists_usd / 1000.0
+            + s.bytes_fetched as f64 / 1e9 * price.per_gb_usd;
         s
     }
 
@@ -443,7 +468,11 @@ impl S3Client {
         );
         self.account(now);
         self.in_flight += 1;
-        self.stats.gets += 1;
+        match req.method {
+            Method::Get => self.stats.gets += 1,
+            Method::Head => self.stats.heads += 1,
+            Method::List => self.stats.lists += 1,
+        }
         self.stats.peak_concurrency = self.stats.peak_concurrency.max(self.in_flight);
         if hedge {
             self.stats.hedges += 1;
@@ -669,6 +698,7 @@ impl S3Client {
                 offset: req.map_or(0, |r| r.offset),
                 len: req.map_or(0, |r| r.len),
                 hedge: a.hedge,
+                method: req.map_or(Method::Get, |r| r.method),
             });
         }
     }

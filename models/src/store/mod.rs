@@ -16,7 +16,7 @@ mod dist;
 mod link;
 mod spec;
 
-pub use client::{Attempt, ClientEvent, GetRequest, S3Client, StoreStats};
+pub use client::{Attempt, ClientEvent, GetRequest, Method, S3Client, StoreStats};
 pub use dist::Sampler;
 pub use link::{LinkEvent, SharedLink};
 pub use spec::{

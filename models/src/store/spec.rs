@@ -149,6 +149,13 @@ pub struct PriceSpec {
     /// Dollars per GB (10^9 bytes) retrieved or transferred.
     #[serde(default)]
     pub per_gb_usd: f64,
+    /// Dollars per 1,000 LIST requests (S3 Standard: $0.005).
+    #[serde(default = "default_list_price")]
+    pub per_1000_lists_usd: f64,
+}
+
+fn default_list_price() -> f64 {
+    0.005
 }
 
 /// The parameters of a simulated object store and of the client in front of it.

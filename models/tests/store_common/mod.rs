@@ -71,6 +71,7 @@ pub fn closed_loop(spec: &StoreSpec, seed: u64, in_flight: usize, reads: &[(u64,
                 .start(
                     now,
                     GetRequest {
+                        method: Default::default(),
                         token,
                         object: token,
                         prefix,

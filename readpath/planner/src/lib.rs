@@ -7,9 +7,11 @@
 //! the actions the reader returns; see [`Reader`] for the contract. Every pruning decision is a
 //! pure hash of the query's seed, so results never depend on event order.
 
+mod api;
 mod error;
 mod hash;
 mod needed;
+pub mod peer;
 pub(crate) mod plan;
 mod query;
 mod reader;
@@ -23,7 +25,7 @@ pub use hash::splitmix64;
 pub use needed::NeededRange;
 pub use query::QuerySpec;
 pub use readahead::{ProfileEvent, ProfileEvents};
-pub use reader::Reader;
+pub use api::Reader;
 pub use settings::R_NAMES;
 pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
 pub use types::{

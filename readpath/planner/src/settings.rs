@@ -229,7 +229,12 @@ pub struct Honoured(u16);
 impl Honoured {
     pub const ALL: Honoured = Honoured(0xff);
     pub const CLICKHOUSE: Honoured = Honoured(1);
-    pub const PEERS: Honoured = Honoured(0xfe);
+    /// The peers that run on ClickHouse's coupled discipline with their own merge rule.
+    pub const COUPLED_PEERS: Honoured = Honoured(
+        Honoured::of(Family::Velox).0 | Honoured::of(Family::Trino).0 | Honoured::of(Family::HadoopS3a).0,
+    );
+    /// ClickHouse and the coupled peers: everything the ClickHouse reader's machinery runs.
+    pub const CLICKHOUSE_MACHINERY: Honoured = Honoured(Honoured::CLICKHOUSE.0 | Honoured::COUPLED_PEERS.0);
 
     const fn of(family: Family) -> Honoured {
         Honoured(1 << family_bit(family))
@@ -335,6 +340,14 @@ pub fn setting(name: &str) -> Option<&'static Setting> {
 /// Names other code refers to (each name is written once, here).
 pub const COMPRESSED_MEMORY_FRACTION: &str = "input_format_parquet_compressed_memory_fraction";
 /// Arrow C++'s `hole_size_limit` (the tuner's network-metrics comparison sets it).
+/// Arrow C++ `ArrowReaderProperties::pre_buffer` (the `arrow-cpp` preset).
+pub const PRE_BUFFER: &str = "pre_buffer";
+/// Arrow C++ CPU pool threads (`arrow-cpp`).
+pub const CPU_COUNT: &str = "cpu_count";
+/// DuckDB `threads` (`duckdb`).
+pub const DUCKDB_THREADS: &str = "threads";
+/// Polars `POLARS_MAX_THREADS` (`polars`).
+pub const POLARS_MAX_THREADS: &str = "POLARS_MAX_THREADS";
 pub const HOLE_SIZE_LIMIT: &str = "hole_size_limit";
 /// Arrow C++'s `range_size_limit`.
 pub const RANGE_SIZE_LIMIT: &str = "range_size_limit";
@@ -494,7 +507,7 @@ pub static SETTINGS: &[Setting] = &[
         kind: THREADS,
         doc: "streams (pipeline sources) reading the query's files in parallel",
         source: CH_SETTINGS,
-        honoured: Honoured::ALL,
+        honoured: Honoured::CLICKHOUSE_MACHINERY,
         requires: Requires::Nothing,
         get: |s| Value::Count(u64::from(s.max_threads)),
         set: |s, v| {
@@ -508,7 +521,7 @@ pub static SETTINGS: &[Setting] = &[
         kind: THREADS,
         doc: "decode threads shared by all streams",
         source: CH_SETTINGS,
-        honoured: Honoured::ALL,
+        honoured: Honoured::CLICKHOUSE_MACHINERY,
         requires: Requires::Nothing,
         get: |s| Value::Count(u64::from(s.max_parsing_threads)),
         set: |s, v| {
@@ -816,7 +829,7 @@ pub static SETTINGS: &[Setting] = &[
         },
         doc: "reads of one file running at once, 0 = unlimited (arrow-rs 10, hadoop-s3a 4, trino 1)",
         source: SIMULATOR,
-        honoured: Honoured::PEERS,
+        honoured: Honoured::COUPLED_PEERS,
         requires: Requires::Nothing,
         get: |s| Value::Count(u64::from(s.max_concurrent_reads_per_file)),
         set: |s, v| {
@@ -834,7 +847,7 @@ pub static SETTINGS: &[Setting] = &[
         },
         doc: "row groups fetched ahead of the first unfinished one; `unlimited` = memory decides",
         source: SIMULATOR,
-        honoured: Honoured::PEERS,
+        honoured: Honoured::COUPLED_PEERS,
         requires: Requires::Nothing,
         get: |s| {
             Value::Count(if s.row_groups_ahead == u32::MAX {
@@ -855,16 +868,10 @@ pub static SETTINGS: &[Setting] = &[
             min: 8,
             max: u32::MAX as u64,
         },
-        doc: "bytes of the footer tail read (the reader's own rule when it has one: DuckDB, arrow-rs)",
+        doc: "bytes of the footer tail read",
         source: SIMULATOR,
         // DuckDB and arrow-rs size their footer reads by their own rules.
-        honoured: Honoured(
-            Honoured::of(Family::ArrowCpp).0
-                | Honoured::of(Family::Velox).0
-                | Honoured::of(Family::Trino).0
-                | Honoured::of(Family::HadoopS3a).0
-                | Honoured::of(Family::Polars).0,
-        ),
+        honoured: Honoured::COUPLED_PEERS,
         requires: Requires::Nothing,
         get: |s| match s.footer {
             FooterRead::Tail(n) => Value::Bytes(n),
@@ -881,7 +888,7 @@ pub static SETTINGS: &[Setting] = &[
         kind: SIZE,
         doc: "files smaller than this are read whole in one request (Trino 3 MB); 0 = never",
         source: SIMULATOR,
-        honoured: Honoured::PEERS,
+        honoured: Honoured::COUPLED_PEERS,
         requires: Requires::Nothing,
         get: |s| Value::Bytes(s.read_whole_file_below_bytes),
         set: |s, v| {
@@ -899,6 +906,20 @@ pub static SETTINGS: &[Setting] = &[
         requires: Requires::Nothing,
         get: ARROW_RS_COALESCE.0,
         set: ARROW_RS_COALESCE.1,
+    },
+    Setting {
+        name: "OBJECT_STORE_COALESCE_PARALLEL",
+        kind: Kind::Count { min: 1, max: 1 << 16, unlimited: false },
+        doc: "object_store get_ranges: merged reads of one call fetched at once (10)",
+        source: "apache/arrow-rs-object-store src/util.rs OBJECT_STORE_COALESCE_PARALLEL (0.14)",
+        honoured: Honoured::of(Family::ArrowRs),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.peer.coalesce_parallel)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.peer.coalesce_parallel = n;
+            }
+        },
     },
     Setting {
         name: HOLE_SIZE_LIMIT,
@@ -927,10 +948,94 @@ pub static SETTINGS: &[Setting] = &[
         source: "apache/arrow cpp/src/arrow/io/interfaces.cc kDefaultNumIoThreads (25.0)",
         honoured: Honoured::of(Family::ArrowCpp),
         requires: Requires::Nothing,
-        get: |s| Value::Count(u64::from(s.max_io_threads)),
+        get: |s| Value::Count(u64::from(s.peer.io_threads)),
         set: |s, v| {
             if let Some(n) = count32(v) {
-                s.max_io_threads = n;
+                s.peer.io_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: PRE_BUFFER,
+        kind: Kind::Bool,
+        doc: "coalesce every column chunk of a file once and read them ahead on the IO pool (pyarrow read_table default)",
+        source: "apache/arrow cpp/src/parquet/properties.h ArrowReaderProperties (25.0); pyarrow.parquet.read_table (26.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: |s| Value::Bool(s.peer.pre_buffer),
+        set: |s, v| {
+            if let Some(b) = flag(v) {
+                s.peer.pre_buffer = b;
+            }
+        },
+    },
+    Setting {
+        name: CPU_COUNT,
+        kind: THREADS,
+        doc: "Arrow's CPU thread pool (pyarrow.set_cpu_count; the machine's cores): decodes, and without pre_buffer every read blocks one of its threads",
+        source: "apache/arrow cpp/src/arrow/util/thread_pool.cc ThreadPool::DefaultCapacity (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.peer.cpu_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.peer.cpu_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "fragment_readahead",
+        kind: THREADS,
+        doc: "files the dataset scanner reads at once (4)",
+        source: "apache/arrow cpp/src/arrow/dataset/scanner.h kDefaultFragmentReadahead (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.peer.fragment_readahead)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.peer.fragment_readahead = n;
+            }
+        },
+    },
+    Setting {
+        name: "footer_read_size",
+        kind: Kind::Bytes { min: 8, max: u32::MAX as u64 },
+        doc: "bytes of the footer tail read (64 KiB); a larger metadata is read again whole",
+        source: "apache/arrow cpp/src/parquet/properties.h kDefaultFooterReadSize (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.peer.footer_read_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.peer.footer_read_bytes = b;
+            }
+        },
+    },
+    Setting {
+        name: DUCKDB_THREADS,
+        kind: THREADS,
+        doc: "DuckDB worker threads (the machine's cores): each opens a file or reads one row group, its reads one after another",
+        source: "duckdb/duckdb src/main/config.cpp (threads; 1.4.4)",
+        honoured: Honoured::of(Family::DuckDb),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.peer.cpu_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.peer.cpu_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "streaming_buffer_size",
+        kind: Kind::Bytes { min: 1, max: u64::MAX },
+        doc: "decoded bytes a streaming result (a client fetching, as Python does) buffers before the scan blocks (1,000,000)",
+        source: "duckdb/duckdb src/include/duckdb/main/client_config.hpp, src/main/buffered_data/simple_buffered_data.cpp (1.4.4)",
+        honoured: Honoured::of(Family::DuckDb),
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.peer.streaming_buffer_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.peer.streaming_buffer_bytes = b;
             }
         },
     },
@@ -1008,11 +1113,67 @@ pub static SETTINGS: &[Setting] = &[
         name: "POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS",
         kind: SIZE,
         doc: "merged reads aim at this size and larger ones are split to it (8 MiB)",
-        source: "pola-rs/polars crates/polars-io/src/cloud/polars_object_store.rs (1.30)",
+        source: "pola-rs/polars crates/polars-io/src/cloud/polars_object_store.rs (2.1.0)",
         honoured: Honoured::of(Family::Polars),
         requires: Requires::Nothing,
         get: POLARS_CHUNK.0,
         set: POLARS_CHUNK.1,
+    },
+    Setting {
+        name: "POLARS_CLOUD_FOOTER_READ_SIZE",
+        kind: Kind::Bytes { min: 8, max: u32::MAX as u64 },
+        doc: "bytes of the footer's suffix read (256 KiB); a larger footer is read again whole",
+        source: "pola-rs/polars crates/polars-io/src/parquet/read/ (2.1.0)",
+        honoured: Honoured::of(Family::Polars),
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.peer.footer_read_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.peer.footer_read_bytes = b;
+            }
+        },
+    },
+    Setting {
+        name: "POLARS_INFLIGHT_INIT_BYTE_BUDGET",
+        kind: Kind::Bytes { min: 8 << 20, max: u64::MAX },
+        doc: "the in-flight byte budget the adaptive controller starts from (32 MiB); each GET holds min(length, 8 MiB) of it",
+        source: "pola-rs/polars crates/polars-io/src/cloud/concurrency/mod.rs (2.1.0)",
+        honoured: Honoured::of(Family::Polars),
+        requires: Requires::Nothing,
+        get: |s| Value::Bytes(s.peer.inflight_init_bytes),
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.peer.inflight_init_bytes = b;
+            }
+        },
+    },
+    Setting {
+        name: POLARS_MAX_THREADS,
+        kind: THREADS,
+        doc: "Polars' compute threads (the machine's cores): row groups decode on them",
+        source: "pola-rs/polars crates/polars-config (POLARS_MAX_THREADS; 2.1.0)",
+        honoured: Honoured::of(Family::Polars),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.peer.cpu_threads)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.peer.cpu_threads = n;
+            }
+        },
+    },
+    Setting {
+        name: "POLARS_RESOLVE_SAMPLE_LIMIT",
+        kind: Kind::Count { min: 1, max: 1 << 20, unlimited: false },
+        doc: "footers read at plan time at most, file 0 included (16): file 0 and an even stride of the others",
+        source: "pola-rs/polars crates/polars-plan/src/plans/parquet_footers.rs (2.1.0)",
+        honoured: Honoured::of(Family::Polars),
+        requires: Requires::Nothing,
+        get: |s| Value::Count(u64::from(s.peer.resolve_sample_limit)),
+        set: |s, v| {
+            if let Some(n) = count32(v) {
+                s.peer.resolve_sample_limit = n;
+            }
+        },
     },
 ];
 

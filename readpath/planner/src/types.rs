@@ -17,6 +17,8 @@ pub enum Object {
     IcebergManifestList,
     /// Iceberg manifest number `n`.
     IcebergManifest(u32),
+    /// The listing of the table's files (a LIST of their prefix, page `n`).
+    Listing(u32),
 }
 
 impl std::fmt::Display for Object {
@@ -26,6 +28,7 @@ impl std::fmt::Display for Object {
             Object::IcebergMetadataJson => write!(f, "iceberg metadata json"),
             Object::IcebergManifestList => write!(f, "iceberg manifest list"),
             Object::IcebergManifest(i) => write!(f, "iceberg manifest {i}"),
+            Object::Listing(i) => write!(f, "listing page {i}"),
         }
     }
 }
@@ -49,6 +52,17 @@ pub enum ReadKind {
     OffsetIndex,
     /// Data pages (or whole column chunks without an offset index).
     DataPages,
+    /// A HEAD of a data file (its size, before the footer can be read by offset).
+    Head,
+    /// A LIST of the table's files (a glob), whose response body is the listing.
+    List,
+}
+
+impl ReadKind {
+    /// Whether it is a request without a range of the object's bytes (HEAD, LIST).
+    pub fn is_metadata_request(self) -> bool {
+        matches!(self, ReadKind::Head | ReadKind::List)
+    }
 }
 
 /// Id of a read, unique within one reader.

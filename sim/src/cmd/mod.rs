@@ -2,6 +2,8 @@
 //! prints: data to stdout, progress and logs to stderr.
 
 #[cfg(feature = "testbed")]
+pub mod check_peers;
+#[cfg(feature = "testbed")]
 pub mod check_s3;
 pub mod findings;
 pub mod fit;

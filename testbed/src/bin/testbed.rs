@@ -38,6 +38,25 @@ enum Command {
         /// Key prefix of uploaded files, e.g. `small/`.
         #[arg(long, default_value = "")]
         prefix: String,
+        /// Append every request to `DIR/access.log` (S3 server access-log format) and
+        /// `DIR/requests.csv` (nanosecond times, the Range header as sent), as they end.
+        #[arg(long, value_name = "DIR")]
+        log: Option<PathBuf>,
+    },
+    /// Read columns of objects through the arrow-rs reader (`parquet`'s async reader over
+    /// object_store) at its defaults; print `{"reader", "wall_s", "num_rows"}` (feature `arrow-rs`).
+    #[cfg(feature = "arrow-rs")]
+    ArrowRs {
+        #[arg(long)]
+        endpoint: String,
+        #[arg(long, default_value = testbed::BUCKET)]
+        bucket: String,
+        /// Object keys, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        keys: Vec<String>,
+        /// Column names, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        columns: Vec<String>,
     },
     /// Write the test Parquet files: `small/part-*.parquet` (many-small-files shape) and
     /// `large/large.parquet` (single-large-file shape) under --dir.
@@ -89,12 +108,35 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             bandwidth,
             upload,
             prefix,
-        } => serve(dir, rtt, bandwidth, &upload, &prefix),
+            log,
+        } => serve(dir, rtt, bandwidth, &upload, &prefix, log),
         Command::Shapes {
             dir,
             small_files,
             large_row_groups,
         } => shapes(dir, small_files, large_row_groups),
+        #[cfg(feature = "arrow-rs")]
+        Command::ArrowRs {
+            endpoint,
+            bucket,
+            keys,
+            columns,
+        } => {
+            let r = testbed::arrow_rs::read(
+                &endpoint,
+                &bucket,
+                &keys,
+                &columns,
+                testbed::ACCESS_KEY,
+                testbed::SECRET_KEY,
+                testbed::REGION,
+            )?;
+            println!(
+                "{{\"reader\": \"arrow-rs\", \"wall_s\": {}, \"num_rows\": {}}}",
+                r.wall_s, r.rows
+            );
+            Ok(())
+        }
     }
 }
 
@@ -104,6 +146,7 @@ fn serve(
     bandwidth: u64,
     upload: &[PathBuf],
     prefix: &str,
+    log: Option<PathBuf>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let bed = TestBed::start(TestBedConfig {
         data_dir: dir,
@@ -132,11 +175,49 @@ fn serve(
         "unpaced".to_string()
     };
     println!("bandwidth={bw}");
+    // Uploads are not part of what is logged.
+    let _ = bed.take_requests();
+    let bed = std::sync::Arc::new(bed);
+    if let Some(dir) = log {
+        std::fs::create_dir_all(&dir)?;
+        let bed = bed.clone();
+        let mut written = 0usize;
+        std::thread::spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            let records = bed.take_requests();
+            if records.is_empty() {
+                continue;
+            }
+            let mut access = String::new();
+            for (i, r) in records.iter().enumerate() {
+                access.push_str(&r.access_log_line(bed.bucket(), written + i));
+                access.push('\n');
+            }
+            let csv = testbed::request_log::to_csv(&records);
+            let append = |name: &str, text: &str, skip_header: bool| {
+                use std::io::Write;
+                let path = dir.join(name);
+                let new = !path.exists();
+                let text = if skip_header && !new {
+                    text.split_once('\n').map_or("", |x| x.1)
+                } else {
+                    text
+                };
+                if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+                    let _ = f.write_all(text.as_bytes());
+                }
+            };
+            append("access.log", &access, false);
+            append("requests.csv", &csv, true);
+            written += records.len();
+        });
+    }
     eprintln!("serving until Ctrl-C");
     let waiter = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     waiter.block_on(tokio::signal::ctrl_c())?;
+    std::thread::sleep(std::time::Duration::from_millis(300));
     drop(bed);
     eprintln!("stopped");
     Ok(())

@@ -2,7 +2,7 @@
 
 use super::*;
 
-impl Reader {
+impl ClickHouseReader {
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
         while self.decodes_running < self.max_parsing_threads && !self.decode_queue.is_empty() {

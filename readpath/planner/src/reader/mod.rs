@@ -1,4 +1,4 @@
-//! The query-level [`Reader`]; its contract is documented on the type.
+//! ClickHouse's query-level reader ([`ClickHouseReader`]), behind [`crate::Reader`].
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Range;
@@ -147,52 +147,9 @@ struct RunningDecode {
     charge: Option<Charge>,
 }
 
-/// The query-level reader: every file of one query on one node, spread over `max_threads`
-/// streams, with all client-side scheduling (IO pool, decode threads, memory, issue queues,
-/// bytes-in-flight controller). Sans-IO, in the style of quinn-proto (STYLE.md).
-///
-/// # Contract
-///
-/// Methods fall in four groups: getters (`&self`: [`Reader::status`], [`Reader::output`],
-/// [`Reader::profile_events`], [`Reader::is_finished`], [`Reader::error`],
-/// [`Reader::poll_timeout`]), events in ([`Reader::handle`], [`Reader::handle_timeout`]),
-/// and work out ([`Reader::poll_action`]).
-///
-/// **Polling order.** After building the reader and after every `handle` or
-/// `handle_timeout`, the driver MUST call `poll_action` until it returns `None`, and carry out
-/// every action at once (start the read, run the decode, hand over the chunk). Then it jumps
-/// to `min(poll_timeout(), next event of its world)`, feeds every event of that instant with
-/// `handle`, and polls again. When `is_finished()` is true the query is done.
-///
-/// **Monotonic time.** Every `now_ns` given MUST be at least the largest `now_ns` given
-/// before (virtual nanoseconds; the reader never reads a clock). A smaller one is a broken
-/// contract: the reader stops with a sticky [`PlanError::Contract`].
-///
-/// **Sticky errors.** After an error (a failed read, a broken contract) every call does
-/// nothing and `poll_action` returns `None`; `error()` says why.
-///
-/// # How it works
-///
-/// Each file (or bucket of row groups) becomes a *unit* with a [`crate::plan::FilePlan`]:
-/// steps (bloom header, bloom blocks, dictionary, indexes, PREWHERE pages, main pages) with
-/// dependencies. Two issue disciplines run the steps:
-///
-/// - *coupled* (`clickhouse-base`, peers): a cursor walks a unit's steps in order and starts
-///   the next one only when its dependencies finished, memory admits it, it lies within the
-///   row-group window and (base) every earlier step's bytes arrived, so the reads of a file
-///   form one chain: about one GET in flight per open file. Base coalescing is lazy over the
-///   whole file's registered ranges; a read that finds the IO pool full runs inline on a free
-///   decode thread.
-/// - *planned* (R5): all index steps start at init into the unit's issue queue, page steps as
-///   soon as their row group's indexes arrived; queues issue while bytes in flight stay under
-///   the controller's target and memory admits, the current subgroup of the first incomplete
-///   row group always admitted. A read of that current subgroup that finds the IO pool full
-///   runs inline on a free decode thread, so the pool does not bound the depth of pre-issued
-///   reads (FINDINGS F4, F5).
-///
-/// Costs are O(log n) per event (B-tree maps keyed by id); a unit's plan is built when it is
-/// opened and dropped when it is done, so memory follows the open files, not the query.
-pub struct Reader {
+/// ClickHouse's Parquet reader (both generations; see [`crate::Reader`] for the contract and
+/// the disciplines).
+pub(crate) struct ClickHouseReader {
     table: Arc<Table>,
     query: QuerySpec,
     strategy: Strategy,
@@ -255,7 +212,9 @@ pub struct Reader {
 
 fn memory_class(kind: ReadKind) -> MemoryClass {
     match kind {
-        ReadKind::IcebergMetadata | ReadKind::Footer => MemoryClass::Footer,
+        ReadKind::IcebergMetadata | ReadKind::Footer | ReadKind::Head | ReadKind::List => {
+            MemoryClass::Footer
+        }
         ReadKind::BloomHeader => MemoryClass::BloomFilterHeader,
         ReadKind::BloomBlocks => MemoryClass::BloomFilterBlocks,
         ReadKind::Dictionary => MemoryClass::Dictionary,
@@ -275,14 +234,14 @@ fn step_class(kind: StepKind) -> MemoryClass {
     }
 }
 
-impl Reader {
+impl ClickHouseReader {
     /// Builds the reader: validates the query against the table and the strategy's
     /// settings, splits files into units (row-group buckets when asked) and streams.
     pub fn new(
         table: Arc<Table>,
         query: QuerySpec,
         strategy: Strategy,
-    ) -> Result<Reader, PlanError> {
+    ) -> Result<ClickHouseReader, PlanError> {
         query.validate(&table)?;
         let policy = strategy.coalesce_policy();
         policy.validate()?;
@@ -352,7 +311,7 @@ impl Reader {
             rows_per_unit: vec![0; units.len()],
             ..QueryOutput::default()
         };
-        Ok(Reader {
+        Ok(ClickHouseReader {
             lazy: !planned && matches!(policy, CoalescePolicy::ClickHouseBase { .. }),
             inline_reads: clickhouse && !planned,
             inline_footer_reads: clickhouse,
@@ -462,10 +421,6 @@ impl Reader {
         &self.strategy
     }
 
-    /// Earliest timer: the reader has none (every decision follows an event).
-    pub fn poll_timeout(&self) -> Option<u64> {
-        None
-    }
 
     /// A cheap snapshot (O(budgets)).
     pub fn status(&self) -> Status {

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Reader {
+impl ClickHouseReader {
     pub(super) fn create_reads(
         &mut self,
         u: &mut OpenUnit,

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Reader {
+impl ClickHouseReader {
     pub(super) fn privileged(u: &OpenUnit) -> Option<(u32, u32)> {
         let rg = u.rgs.get(u.first_incomplete)?;
         Some((u.first_incomplete as u32, rg.subgroups_done))

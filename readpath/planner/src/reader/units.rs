@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Reader {
+impl ClickHouseReader {
     pub(super) fn open_next_unit(&mut self, stream: usize) -> Result<(), PlanError> {
         let Some(unit) = self.units.get(self.next_unit).cloned() else {
             return Ok(());

@@ -1,0 +1,133 @@
+//! The real readers `sim check-peers` runs, and how: pyarrow, polars and DuckDB in a fresh
+//! Python process each run (`peers/read.py`, from the virtual environment the test command
+//! makes), arrow-rs in this process (`testbed::arrow_rs`, a fresh runtime and client each run).
+
+use planner::settings::{CPU_COUNT, DUCKDB_THREADS, POLARS_MAX_THREADS, PRE_BUFFER};
+use std::path::Path;
+use std::process::Command;
+
+/// One reader as the check runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeerReader {
+    /// `pq.read_table(..., pre_buffer=True)` (the default).
+    Pyarrow,
+    /// `pq.read_table(..., pre_buffer=False)`.
+    PyarrowNoPrebuffer,
+    /// `pl.scan_parquet(...).select(...).collect()`.
+    Polars,
+    /// `SELECT ... FROM read_parquet([...])` with httpfs.
+    DuckDb,
+    /// `ParquetRecordBatchStreamBuilder` over `ParquetObjectReader`.
+    ArrowRs,
+}
+
+impl PeerReader {
+    pub const ALL: [PeerReader; 5] = [
+        PeerReader::Pyarrow,
+        PeerReader::PyarrowNoPrebuffer,
+        PeerReader::Polars,
+        PeerReader::DuckDb,
+        PeerReader::ArrowRs,
+    ];
+
+    /// The name `read.py` takes and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerReader::Pyarrow => "pyarrow",
+            PeerReader::PyarrowNoPrebuffer => "pyarrow-no-prebuffer",
+            PeerReader::Polars => "polars",
+            PeerReader::DuckDb => "duckdb",
+            PeerReader::ArrowRs => "arrow-rs",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<PeerReader> {
+        PeerReader::ALL.into_iter().find(|r| r.name() == name)
+    }
+
+    /// The simulator's preset for it.
+    pub fn preset(self) -> &'static str {
+        match self {
+            PeerReader::Pyarrow | PeerReader::PyarrowNoPrebuffer => "arrow-cpp",
+            PeerReader::Polars => "polars",
+            PeerReader::DuckDb => "duckdb",
+            PeerReader::ArrowRs => "arrow-rs",
+        }
+    }
+
+    /// The preset's settings that mirror how the reader ran here: its own knobs, the ones
+    /// that default to the machine's cores set to this machine's.
+    pub fn settings(self, cores: u32) -> Vec<(&'static str, String)> {
+        match self {
+            PeerReader::Pyarrow => vec![(CPU_COUNT, cores.to_string())],
+            PeerReader::PyarrowNoPrebuffer => vec![
+                (CPU_COUNT, cores.to_string()),
+                (PRE_BUFFER, "false".into()),
+            ],
+            PeerReader::DuckDb => vec![(DUCKDB_THREADS, cores.to_string())],
+            PeerReader::Polars => vec![(POLARS_MAX_THREADS, cores.to_string())],
+            PeerReader::ArrowRs => Vec::new(),
+        }
+    }
+}
+
+/// What one run of a real reader returned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunResult {
+    /// The reader's own elapsed time around the read (its imports and client set-up excluded).
+    pub wall_s: f64,
+    pub rows: u64,
+}
+
+/// Runs `reader` once on `keys` at `endpoint`.
+#[allow(clippy::too_many_arguments)]
+pub fn run_once(
+    reader: PeerReader,
+    python: &Path,
+    script: &Path,
+    endpoint: &str,
+    bucket: &str,
+    keys: &[String],
+    columns: &[String],
+) -> Result<RunResult, String> {
+    if reader == PeerReader::ArrowRs {
+        let r = testbed::arrow_rs::read(
+            endpoint,
+            bucket,
+            keys,
+            columns,
+            testbed::ACCESS_KEY,
+            testbed::SECRET_KEY,
+            testbed::REGION,
+        )
+        .map_err(|e| e.to_string())?;
+        return Ok(RunResult {
+            wall_s: r.wall_s,
+            rows: r.rows,
+        });
+    }
+    let out = Command::new(python)
+        .arg(script)
+        .args([reader.name(), endpoint, bucket, &keys.join(","), &columns.join(",")])
+        .env("AWS_ACCESS_KEY_ID", testbed::ACCESS_KEY)
+        .env("AWS_SECRET_ACCESS_KEY", testbed::SECRET_KEY)
+        .env("AWS_REGION", testbed::REGION)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}): {}",
+            reader.name(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().last().unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(line)
+        .map_err(|e| format!("{}: unreadable result `{line}`: {e}", reader.name()))?;
+    Ok(RunResult {
+        wall_s: v.get("wall_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN),
+        rows: v.get("num_rows").and_then(serde_json::Value::as_u64).unwrap_or(0),
+    })
+}

@@ -1,0 +1,82 @@
+//! `sim check-peers`: the peer presets against the real readers they name, through the
+//! loopback S3 test bed; the check's table on stdout (the README's "Checked against the real
+//! readers" section), progress on stderr, a failing exit when a row is outside its tolerance.
+
+use anyhow::{bail, Context, Result};
+use checks::peers::{PeerCheckConfig, PeerReader, PeerShape};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct CheckPeersArgs {
+    /// The Python with pyarrow, polars and DuckDB (`scripts/peers-venv` makes it).
+    #[arg(long, default_value = ".venv/bin/python")]
+    pub python: PathBuf,
+    /// Only this reader (repeatable): pyarrow, pyarrow-no-prebuffer, polars, duckdb, arrow-rs.
+    #[arg(long = "reader", value_parser = parse_reader)]
+    pub readers: Vec<PeerReader>,
+    /// Only this shape (repeatable): large, small, indexed.
+    #[arg(long = "shape", value_parser = parse_shape)]
+    pub shapes: Vec<PeerShape>,
+    /// Runs per reader and shape (the median is compared).
+    #[arg(long, default_value_t = 3)]
+    pub reps: u32,
+    /// Keep one run's request log per reader and shape here (access log and CSV).
+    #[arg(long, value_name = "DIR")]
+    pub capture: Option<PathBuf>,
+    /// Keep the files, layouts and scenarios here (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+fn parse_reader(s: &str) -> Result<PeerReader, String> {
+    PeerReader::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = PeerReader::ALL.iter().map(|r| r.name()).collect();
+        format!("no reader `{s}`; the readers are {}", names.join(", "))
+    })
+}
+
+fn parse_shape(s: &str) -> Result<PeerShape, String> {
+    PeerShape::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = PeerShape::ALL.iter().map(|s| s.name()).collect();
+        format!("no shape `{s}`; the shapes are {}", names.join(", "))
+    })
+}
+
+pub fn run(args: CheckPeersArgs) -> Result<()> {
+    let (work_dir, temporary) = match &args.dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("sim-check-peers-{}", std::process::id())),
+            true,
+        ),
+    };
+    if args.reps == 0 {
+        bail!("--reps 0 measures nothing; give at least 1");
+    }
+    let mut cfg = PeerCheckConfig::standard(work_dir.clone(), args.python.clone());
+    if !args.readers.is_empty() {
+        cfg.readers = args.readers;
+    }
+    if !args.shapes.is_empty() {
+        cfg.shapes = args.shapes;
+    }
+    cfg.reps = args.reps;
+    cfg.capture_dir = args.capture;
+    cfg.progress = true;
+    let started = std::time::Instant::now();
+    let result = checks::peers::run_check(&cfg);
+    if temporary {
+        let _ = std::fs::remove_dir_all(&work_dir);
+    }
+    let report = result.context("checking the peer presets against the real readers")?;
+    eprintln!("check-peers: done in {:.1}s", started.elapsed().as_secs_f64());
+    super::out(&report.markdown())?;
+    for k in report.stale_known() {
+        eprintln!("check-peers: `{k}` is within its tolerance now; take it out of checks/peers/known-misses.txt");
+    }
+    let failures = report.failures();
+    if !failures.is_empty() {
+        bail!("{} rows outside their tolerance:\n  {}", failures.len(), failures.join("\n  "));
+    }
+    Ok(())
+}

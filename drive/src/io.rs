@@ -29,6 +29,11 @@ struct LiveRead {
     id: planner::ReadId,
     composite: CompositeRead,
     source: ReadSource,
+    /// A read through the page cache (`readBigAtRetainCells`): one thread fetches its miss runs
+    /// one after another and the read is ready only when all are (no partial readiness).
+    through_page_cache: bool,
+    /// Its fetches not started yet, in offset order: (fragment, GET range, fill fs cache).
+    serial_gets: std::collections::VecDeque<(usize, ByteRange, bool)>,
 }
 
 /// What a store GET is for.
@@ -49,6 +54,8 @@ struct Get {
     purpose: GetPurpose,
     object: u64,
     range: ByteRange,
+    started_ns: u64,
+    first_byte_ns: Option<u64>,
 }
 
 /// Where one piece of a logical read comes from.
@@ -79,8 +86,6 @@ pub struct IoWorld {
     refused: Vec<(u64, u64, String)>,
     /// GETs the filesystem cache opened outside the read being planned.
     background: Vec<ByteRange>,
-    /// What the page cache's read-through budget is fitted from: the store model's medians.
-    estimate: models::page_cache::NetworkEstimate,
 }
 
 impl IoWorld {
@@ -110,7 +115,9 @@ impl IoWorld {
                 }
                 let mode = if arm.strategy.read_through_page_cache() {
                     PageCacheMode::ReadThrough {
-                        io_concurrency: arm.strategy.io_threads() as u32,
+                        waste_permille: models::page_cache::waste_permille(
+                            arm.strategy.io_threads(),
+                        ),
                     }
                 } else {
                     PageCacheMode::Base
@@ -150,22 +157,6 @@ impl IoWorld {
             client_events: Vec::new(),
             background: Vec::new(),
             refused: Vec::new(),
-            estimate: models::page_cache::NetworkEstimate {
-                first_byte_ns: r
-                    .store
-                    .first_byte
-                    .median
-                    .or(r.store.first_byte.mean)
-                    .map(|d| d.0)
-                    .unwrap_or(50_000_000),
-                bandwidth_bytes_per_s: r
-                    .store
-                    .stream_bandwidth
-                    .median
-                    .or(r.store.stream_bandwidth.mean)
-                    .map(|b| b.0)
-                    .unwrap_or(64e6),
-            },
         })
     }
 
@@ -203,7 +194,6 @@ impl IoWorld {
     pub fn start(&mut self, now: u64, req: ReadRequest) {
         let object = object_id(&req.object);
         let key = req.id.0;
-        let est = self.estimate;
         // HEAD and LIST go to the store as they are: no cache holds them.
         let method = match req.kind {
             planner::ReadKind::Head => Some(Method::Head),
@@ -218,6 +208,8 @@ impl IoWorld {
                     id: req.id,
                     composite,
                     source: ReadSource::Store,
+                    through_page_cache: false,
+                    serial_gets: Default::default(),
                 },
             );
             self.start_get_as(
@@ -237,9 +229,11 @@ impl IoWorld {
         // 1. Page cache: cached blocks are served locally; the rest is fetched whole-block (the
         // reader sees only its own bytes of each fragment).
         let mut plan: Vec<(ByteRange, Option<ByteRange>)> = Vec::new(); // (clipped, fetch range or None = cached)
+        let mut through_page_cache = false;
         match &mut self.page_cache {
             Some((pc, mode)) if matches!(req.object, Object::Data(_)) => {
-                for frag in pc.plan(object, req.range, *mode, est) {
+                through_page_cache = true;
+                for frag in pc.plan(object, req.range, *mode) {
                     let clipped = clip(frag.range, req.range);
                     if clipped.is_empty() {
                         continue;
@@ -260,7 +254,14 @@ impl IoWorld {
         }
         pieces.sort_by_key(|p| p.0.start);
         let composite = CompositeRead::new(req.range, pieces.iter().map(|p| p.0).collect());
-        let mut source = ReadSource::Store;
+        // Every read through the page cache is kept out of the controller's fit, misses included
+        // (`served_from_cache` in the Prefetcher).
+        let mut source = if through_page_cache {
+            ReadSource::PageCache
+        } else {
+            ReadSource::Store
+        };
+        let mut serial_gets = std::collections::VecDeque::new();
         for (i, (range, piece)) in pieces.into_iter().enumerate() {
             match piece {
                 Piece::PageCache => {
@@ -282,6 +283,10 @@ impl IoWorld {
                         .map(|(fc, _)| fc.disk_read_ns(range.len()))
                         .unwrap_or(0);
                     self.serve_locally(now, ns, key, i, object, range, ServedBy::FilesystemCache);
+                }
+                Piece::Get { get, fill_fs_cache } if through_page_cache => {
+                    serial_gets.push_back((i, get, fill_fs_cache));
+                    let _ = range;
                 }
                 Piece::Get { get, fill_fs_cache } => {
                     let lead = range.start.saturating_sub(get.start);
@@ -305,7 +310,33 @@ impl IoWorld {
                 id: req.id,
                 composite,
                 source,
+                through_page_cache,
+                serial_gets,
             },
+        );
+        self.start_next_serial_get(now, key, object);
+    }
+
+    /// Starts the next miss run of a page-cache read, if any (its runs are fetched one after
+    /// another on the thread that runs the read).
+    fn start_next_serial_get(&mut self, now: u64, read: u64, object: u64) {
+        let Some(r) = self.reads.get_mut(&read) else {
+            return;
+        };
+        let Some((fragment, get, fill_fs_cache)) = r.serial_gets.pop_front() else {
+            return;
+        };
+        let lead = r.composite.fragment(fragment).start.saturating_sub(get.start);
+        self.start_get(
+            now,
+            GetPurpose::Fragment {
+                read,
+                fragment,
+                lead,
+                fill_fs_cache,
+            },
+            object,
+            get,
         );
     }
 
@@ -430,6 +461,8 @@ impl IoWorld {
                 purpose,
                 object,
                 range,
+                started_ns: now,
+                first_byte_ns: None,
             },
         );
         if let Err(e) = self.client.start(
@@ -491,10 +524,14 @@ impl IoWorld {
             | ClientEvent::Completed { token }
             | ClientEvent::Failed { token, .. } => *token,
         };
-        let Some(get) = self.gets.get(&token) else {
+        let Some(get) = self.gets.get_mut(&token) else {
             return;
         };
+        if matches!(ev, ClientEvent::FirstByte { .. }) && get.first_byte_ns.is_none() {
+            get.first_byte_ns = Some(t);
+        }
         let (purpose, object, range) = (get.purpose, get.object, get.range);
+        let (started_ns, first_byte_ns) = (get.started_ns, get.first_byte_ns.unwrap_or(t));
         match ev {
             ClientEvent::FirstByte { .. } => {
                 if let GetPurpose::Fragment {
@@ -502,7 +539,7 @@ impl IoWorld {
                 } = purpose
                 {
                     if let Some(r) = self.reads.get_mut(&read) {
-                        if !r.composite.first_byte_sent {
+                        if !r.composite.first_byte_sent && !r.through_page_cache {
                             r.composite.first_byte_sent = true;
                             out.push((t, Event::ReadFirstByte { id: r.id }));
                         }
@@ -530,6 +567,14 @@ impl IoWorld {
                 self.gets.remove(&token);
                 if let Some((pc, _)) = &mut self.page_cache {
                     pc.insert(object, range);
+                    if matches!(purpose, GetPurpose::Fragment { .. }) {
+                        pc.record_fetch(
+                            object,
+                            first_byte_ns.saturating_sub(started_ns),
+                            t.saturating_sub(first_byte_ns),
+                            range.len(),
+                        );
+                    }
                 }
                 let fill = match purpose {
                     GetPurpose::Fragment { fill_fs_cache, .. } => fill_fs_cache,
@@ -542,6 +587,7 @@ impl IoWorld {
                 }
                 if let GetPurpose::Fragment { read, fragment, .. } = purpose {
                     self.on_fragment_progress(t, read, fragment, u64::MAX, out);
+                    self.start_next_serial_get(t, read, object);
                 }
             }
             ClientEvent::Failed { reason, .. } => {
@@ -571,6 +617,10 @@ impl IoWorld {
         };
         r.composite.set_ready(fragment, ready);
         let now_ready = r.composite.bytes_ready();
+        if r.through_page_cache && !r.composite.is_complete() {
+            // Ready only when every run is in (the task publishes its bytes at the end).
+            return;
+        }
         if !r.composite.first_byte_sent && now_ready > 0 {
             r.composite.first_byte_sent = true;
             out.push((t, Event::ReadFirstByte { id: r.id }));

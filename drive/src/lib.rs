@@ -3,7 +3,7 @@
 //! It owns the clock and the outside world (store, caches, CPU, downstream consumer) and drives
 //! the real `planner::Reader` through its public API only, in the order its docs prescribe:
 //! drain `poll_action`, jump to the earliest pending event, feed every event of that instant,
-//! repeat (see STYLE.md, "a driver loop in this style").
+//! repeat (see `docs/style.md`, "A driver loop in this style").
 
 mod io;
 pub mod metric;
@@ -18,6 +18,7 @@ pub mod trace;
 use crate::metric::RunMetrics;
 use scenario::{Resolved, ResolvedArm, ResolvedQuery};
 use engine::EventQueue;
+pub mod bound;
 pub use sim_world::SimWorld;
 pub use world::{Runner, Simulated, World};
 use planner::{Action, Event, Reader};
@@ -63,6 +64,8 @@ pub struct Recording {
 
 pub struct RunOutput {
     pub metrics: RunMetrics,
+    /// How the reader's parsing threads spent the run.
+    pub thread_time: planner::ThreadTime,
     pub trace: Vec<TraceRow>,
     pub timeline: Vec<TimelineRow>,
 }
@@ -156,7 +159,15 @@ pub fn run_in<W: World>(
     }
     timeline.sample(now, &reader, world.reads_open());
 
+    let bound = bound::lower_bound(
+        r,
+        arm,
+        query,
+        reader.output().needed_bytes,
+        cpu.decode_busy_ns,
+    );
     let figures = metrics::RunFigures {
+        lower_bound_ns: bound.ns(),
         wall_ns: now,
         store: world.store_figures(now),
         decode_busy_ns: cpu.decode_busy_ns,
@@ -172,6 +183,7 @@ pub fn run_in<W: World>(
         Vec::new()
     };
     Ok(RunOutput {
+        thread_time: reader.thread_time(),
         metrics,
         trace,
         timeline: timeline.rows,
@@ -180,7 +192,7 @@ pub fn run_in<W: World>(
 
 /// The CPU side of a run, which the loop simulates in every world: decode threads (the reader
 /// reserves them; each decode takes the CPU model's time), the per-source threads that hand
-/// chunks on one at a time (FINDINGS F7), and the downstream consumer threads.
+/// chunks on one at a time (`docs/findings.md` F7), and the downstream consumer threads.
 struct CpuStandIns {
     local: EventQueue<Local>,
     consumers: Consumers,

@@ -125,6 +125,8 @@ pub enum Combine {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Metric {
     WallTime,
+    LowerBound,
+    Efficiency,
     Gets,
     Heads,
     Lists,
@@ -141,6 +143,7 @@ pub enum Metric {
     PeakMemoryOf(Budget),
     DecodeBusy,
     DecodeFetchWait,
+    DecodeIdle,
     ConsumerBusy,
     CpuUse,
     Cost,
@@ -155,6 +158,8 @@ pub const METRICS: &[Metric] = &{
     use Metric::*;
     [
         WallTime,
+    LowerBound,
+    Efficiency,
         Gets,
         Heads,
         Lists,
@@ -178,6 +183,7 @@ pub const METRICS: &[Metric] = &{
         PeakMemoryOf(Budget::Pool(MemoryPool::Decoded)),
         DecodeBusy,
         DecodeFetchWait,
+        DecodeIdle,
         ConsumerBusy,
         CpuUse,
         Cost,
@@ -217,6 +223,8 @@ impl Metric {
     pub fn name(self) -> &'static str {
         match self {
             Metric::WallTime => "wall_time",
+            Metric::LowerBound => "lower_bound",
+            Metric::Efficiency => "efficiency",
             Metric::Gets => "gets",
             Metric::Heads => "heads",
             Metric::Lists => "lists",
@@ -233,6 +241,7 @@ impl Metric {
             Metric::PeakMemoryOf(b) => peak_metric_name(b),
             Metric::DecodeBusy => "decode_busy",
             Metric::DecodeFetchWait => "decode_fetch_wait",
+            Metric::DecodeIdle => "decode_idle",
             Metric::ConsumerBusy => "consumer_busy",
             Metric::CpuUse => "cpu_use",
             Metric::Cost => "cost",
@@ -250,18 +259,20 @@ impl Metric {
     pub fn unit(self) -> Unit {
         match self {
             Metric::WallTime
+            | Metric::LowerBound
             | Metric::GetBusyTime
             | Metric::DecodeBusy
             | Metric::DecodeFetchWait
+            | Metric::DecodeIdle
             | Metric::ConsumerBusy => Unit::Nanoseconds,
             Metric::NeededBytes
             | Metric::TaskBytes
             | Metric::StoreBytes
             | Metric::PeakMemory
             | Metric::PeakMemoryOf(_) => Unit::Bytes,
-            Metric::AmplificationStoreOverTask | Metric::AmplificationTaskOverNeeded => {
-                Unit::Ratio
-            }
+            Metric::AmplificationStoreOverTask
+            | Metric::AmplificationTaskOverNeeded
+            | Metric::Efficiency => Unit::Ratio,
             Metric::CpuUse => Unit::Cores,
             Metric::Cost => Unit::Dollars,
             Metric::Gets
@@ -294,6 +305,11 @@ impl Metric {
     pub fn doc(self) -> &'static str {
         match self {
             Metric::WallTime => "time from the query's start to its last chunk consumed",
+            Metric::LowerBound => {
+                "no strategy is faster: max(needed bytes over the NIC, dependent round trips x the \
+                 smallest first byte, decode work over the cores)"
+            }
+            Metric::Efficiency => "lower_bound / wall_time: 1 = nothing left to win",
             Metric::Gets => "HTTP GETs sent to the store, retries included (S3GetObject)",
             Metric::Heads => "HTTP HEADs sent to the store (a reader learning a file's size)",
             Metric::Lists => "LISTs sent to the store (a reader expanding a glob)",
@@ -311,6 +327,9 @@ impl Metric {
             Metric::DecodeBusy => "decode threads' busy time, summed over threads",
             Metric::DecodeFetchWait => {
                 "time decode threads were held waiting for bytes (ParquetFetchWaitTimeMicroseconds)"
+            }
+            Metric::DecodeIdle => {
+                "parsing threads neither decoding nor waiting: threads x wall - busy - fetch wait"
             }
             Metric::ConsumerBusy => "downstream consumer and source threads' busy time",
             Metric::CpuUse => "(decode_busy + consumer_busy) / wall_time",

@@ -34,6 +34,8 @@ pub struct StoreFigures {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunFigures {
     pub wall_ns: u64,
+    /// [`crate::bound::lower_bound`] of the run.
+    pub lower_bound_ns: u64,
     pub store: StoreFigures,
     pub decode_busy_ns: u64,
     pub consumer_busy_ns: u64,
@@ -46,6 +48,11 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
     let store = &f.store;
     let mut m = RunMetrics::default();
     m.set(Metric::WallTime, f.wall_ns as f64);
+    m.set(Metric::LowerBound, f.lower_bound_ns as f64);
+    m.set(
+        Metric::Efficiency,
+        if f.wall_ns == 0 { 1.0 } else { f.lower_bound_ns as f64 / f.wall_ns as f64 },
+    );
     m.set(Metric::Gets, store.gets as f64);
     m.set(Metric::Heads, store.heads as f64);
     m.set(Metric::Lists, store.lists as f64);
@@ -76,6 +83,7 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
         Metric::DecodeFetchWait,
         pe.parquet_fetch_wait_time_microseconds as f64 * 1e3,
     );
+    m.set(Metric::DecodeIdle, reader.thread_time().idle_ns as f64);
     m.set(Metric::ConsumerBusy, f.consumer_busy_ns as f64);
     m.set(Metric::Cost, store.cost_usd);
     m.set(Metric::Rows, reader.output().rows as f64);

@@ -1,6 +1,6 @@
 //! Source threads: each source (a file, or one row-group bucket of it) hands its chunks on one
 //! at a time, on its own pipeline thread (ClickHouse: `File 0 -> 1`, then `Resize 1 -> N`).
-//! A single source over a large file is therefore a serial stage (FINDINGS F7).
+//! A single source over a large file is therefore a serial stage (`docs/findings.md` F7).
 
 use planner::Chunk;
 use std::collections::{BTreeMap, VecDeque};

@@ -8,9 +8,9 @@
 //!
 //! The default rates are engineering estimates, not measurements: one core decompresses
 //! Snappy/ZSTD Parquet pages at about 1 GiB/s and materialises columns at a few GiB/s. As an
-//! order-of-magnitude check against FINDINGS F7 (ClickBench Q23 on 96 vCPUs, about 18 cores
-//! busy, 0.42-0.55 s), a few GiB of compressed pages take a fraction of a second at these rates
-//! on 18 threads. Override them per scenario (`cpu:`) when a measurement is at hand.
+//! order-of-magnitude check against `docs/findings.md` F7 (ClickBench Q23 on 96 vCPUs, about
+//! 18 cores busy, 0.42-0.55 s), a few GiB of compressed pages take a fraction of a second at
+//! these rates on 18 threads. Override them per scenario (`cpu:`) when a measurement is at hand.
 
 use serde::{Deserialize, Serialize};
 use units::{Bandwidth, Duration};
@@ -50,8 +50,8 @@ impl Default for DecodeSpec {
 /// The work of a source's own pipeline thread on each chunk it emits (ClickHouse: the format
 /// source's `generate()`, before `Resize 1 -> N` spreads chunks over the consumers). Chunks of
 /// one source pass it one at a time, so one source over a whole file is a serial stage that
-/// row-group buckets (several sources) parallelise (FINDINGS F7). Zero by default: calibrate
-/// it per scenario where a single-source bottleneck was measured.
+/// row-group buckets (several sources) parallelise (`docs/findings.md` F7). Zero by default:
+/// calibrate it per scenario where a single-source bottleneck was measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct SourceSpec {
@@ -94,7 +94,7 @@ pub struct NetworkCpuSpec {
     pub http_receive_bandwidth: Bandwidth,
     /// Whether the store is reached over HTTPS.
     pub https: bool,
-    /// CPU per byte of HTTPS relative to HTTP; STORES.md: "HTTPS costs about 2x the CPU of
+    /// CPU per byte of HTTPS relative to HTTP; `docs/stores.md`: "HTTPS costs about 2x the CPU of
     /// HTTP per byte".
     pub https_cpu_factor: f64,
 }
@@ -120,7 +120,7 @@ pub struct CpuSpec {
     pub decode: DecodeSpec,
     /// The downstream consumer.
     pub consumer: ConsumerSpec,
-    /// The source's own thread (FINDINGS F7).
+    /// The source's own thread (`docs/findings.md` F7).
     pub source: SourceSpec,
     /// Network receive costs.
     pub network: NetworkCpuSpec,
@@ -171,7 +171,7 @@ impl CpuSpec {
         let f = self.network.https_cpu_factor;
         if !(f.is_finite() && f >= 1.0) {
             return bad(format!(
-                "network.https_cpu_factor is {f}; use a number >= 1 (STORES.md: about 2)"
+                "network.https_cpu_factor is {f}; use a number >= 1 (docs/stores.md: about 2)"
             ));
         }
         Ok(())

@@ -1,6 +1,7 @@
-//! Filesystem cache at model level: the base reader's amplification on sparse pages (FINDINGS
-//! F6) and the redesign's acceptance criterion (R3): with a per-query alignment and background
-//! download off, it downloads at most 1.5x the bytes its read tasks cover.
+//! Filesystem cache at model level: the base reader's amplification on sparse pages
+//! (`docs/findings.md` F6) and the redesign's acceptance criterion (R3): with a per-query
+//! alignment and background download off, it downloads at most 1.5x the bytes its read tasks
+//! cover.
 
 use layout::ByteRange;
 use models::fs_cache::{FsCache, FsCacheMode, FsCacheSpec};

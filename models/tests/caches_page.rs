@@ -3,7 +3,7 @@
 
 use layout::ByteRange;
 use models::page_cache::{
-    FragmentSource, NetworkEstimate, PageCache, PageCacheMode, PageCacheSpec, WarmPattern, WarmSpec,
+    waste_permille, FragmentSource, PageCache, PageCacheMode, PageCacheSpec, WarmPattern, WarmSpec,
 };
 use rand::{RngExt, SeedableRng};
 use units::Bytes;
@@ -38,14 +38,16 @@ fn cache(warm: WarmSpec) -> PageCache {
 
 /// (store bytes, store requests) the reads plan, without inserting what they fetch.
 fn fetched(pc: &mut PageCache, mode: PageCacheMode, seed: u64) -> (u64, u64) {
-    let est = NetworkEstimate {
-        first_byte_ns: 30_000_000,
-        bandwidth_bytes_per_s: 60e6,
-    };
+    // Four fetches per object at 30 ms first byte and 60 B/us: a 1.8 MB budget per island.
+    for object in 0..OBJECTS {
+        for _ in 0..models::page_cache::MIN_SAMPLES {
+            pc.record_fetch(object, 30_000_000, 30_000_000, 1_800_000);
+        }
+    }
     let mut bytes = 0;
     let mut requests = 0;
     for (object, range) in reads(seed) {
-        for f in pc.plan(object, range, mode, est) {
+        for f in pc.plan(object, range, mode) {
             if f.source == FragmentSource::Fetch {
                 bytes += f.range.len();
                 requests += 1;
@@ -85,10 +87,9 @@ fn a_warm_cache_fetches_fewer_store_bytes_than_a_cold_one() {
 #[test]
 fn a_second_run_fetches_only_what_the_first_did_not_cache() {
     let mut pc = cache(WarmSpec::default());
-    let est = NetworkEstimate::PRIOR;
     let mut first = 0;
     for (object, range) in reads(2) {
-        for f in pc.plan(object, range, PageCacheMode::Base, est) {
+        for f in pc.plan(object, range, PageCacheMode::Base) {
             if f.source == FragmentSource::Fetch {
                 first += f.range.len();
                 pc.insert(object, f.range);
@@ -102,17 +103,17 @@ fn a_second_run_fetches_only_what_the_first_did_not_cache() {
 
 #[test]
 fn read_through_makes_fewer_requests_for_the_bytes_it_reads_through() {
-    // 1 MiB islands every 2 MiB: within the 1.8 MB budget (30 ms x 60 MB/s) of reads >= 4 MiB.
+    // 1 MiB islands every 2 MiB: within the 1.8 MB budget (30 ms x 60 MB/s, one block).
     let warm = WarmSpec {
         fraction: 0.5,
         pattern: WarmPattern::Stripes {
-            stripe: Bytes(2 * MIB),
+            stripe: Bytes(MIB),
         },
     };
     let (base_bytes, base_requests) = fetched(&mut cache(warm.clone()), PageCacheMode::Base, 3);
     let mut pc = cache(warm);
     let (rt_bytes, rt_requests) =
-        fetched(&mut pc, PageCacheMode::ReadThrough { io_concurrency: 4 }, 3);
+        fetched(&mut pc, PageCacheMode::ReadThrough { waste_permille: waste_permille(4) }, 3);
     let read_through = pc.stats().read_through_bytes;
     assert!(read_through > 0);
     assert_eq!(
@@ -132,11 +133,11 @@ fn read_through_makes_fewer_requests_for_the_bytes_it_reads_through() {
         &mut cache(WarmSpec {
             fraction: 0.5,
             pattern: WarmPattern::Stripes {
-                stripe: Bytes(2 * MIB),
+                stripe: Bytes(MIB),
             },
         }),
         PageCacheMode::ReadThrough {
-            io_concurrency: 256,
+            waste_permille: waste_permille(256),
         },
         3,
     );

@@ -149,8 +149,8 @@ fn local_nvme_latency_and_bandwidth() {
 
 #[test]
 fn s3_standard_findings_preset() {
-    // FINDINGS.md: at about 25 GETs in flight, 26-40 ms per GET up to about 2 MB; a 4.3 MB GET
-    // 65-86 ms; 4.3 MB per GET gave about 1.7 GB/s per node.
+    // `docs/findings.md`: at about 25 GETs in flight, 26-40 ms per GET up to about 2 MB; a
+    // 4.3 MB GET 65-86 ms; 4.3 MB per GET gave about 1.7 GB/s per node.
     let spec = StoreSpec::preset("s3-standard-findings").unwrap();
     let small = closed_loop(&spec, 9, 25, &vec![(1_000_000, 0); 5_000]);
     let p50 = quantile(&small.latencies_ms(), 0.5);

@@ -379,11 +379,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn testing_data() -> std::path::PathBuf {
-        let dir =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/parquet-testing/data");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/parquet-testing/data");
         assert!(
             dir.is_dir(),
-            "{} is missing (apache/parquet-testing)",
+            "{} is missing (apache/parquet-testing, in testdata/parquet-testing)",
             dir.display()
         );
         dir

@@ -1,5 +1,6 @@
-//! Records every file of apache/parquet-testing (in `shared/data/parquet-testing`, beside the
-//! repository) and compares the layout with what the `parquet` crate itself reports.
+//! Records every file of apache/parquet-testing (a copy in the repository, at
+//! `testdata/parquet-testing`) and compares the layout with what the `parquet` crate itself
+//! reports.
 
 use std::path::{Path, PathBuf};
 
@@ -7,15 +8,15 @@ use layout::{FileLayout, Table};
 use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
 use record::{record_parquet_file, record_parquet_files};
 
-/// `<manifest>/../../shared/data/parquet-testing/<sub>`; a missing directory fails the test
+/// `<manifest>/../testdata/parquet-testing/<sub>`; a missing directory fails the test
 /// rather than skipping it silently.
 fn testing_dir(sub: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/parquet-testing")
+        .join("../testdata/parquet-testing")
         .join(sub);
     assert!(
         dir.is_dir(),
-        "{} is missing: clone apache/parquet-testing into shared/data/parquet-testing beside the repository",
+        "{} is missing: the repository carries apache/parquet-testing in testdata/parquet-testing",
         dir.display()
     );
     dir

@@ -1,12 +1,12 @@
-//! Findings checks (FINDINGS.md F1-F7, `checks::findings`): each runs a shipped scenario and
+//! Findings checks (`docs/findings.md` F1-F10, `checks::findings`): each runs a shipped scenario and
 //! compares the simulated effect with the measured one, within the tolerance written beside it
-//! in `sim/src/findings.rs`; each finding also has a companion check that the effect goes away
+//! in `checks/src/findings.rs`; each finding also has a companion check that the effect goes away
 //! when the mechanism behind it is switched off. The README's table must be what
 //! `sim findings` prints.
 
 mod common;
 use common::repo;
-use checks::findings::{markdown_table, Check, Findings};
+use checks::findings::{markdown_table, Check, Findings, KNOWN_MISSES};
 use std::sync::OnceLock;
 
 /// Every check, run once for all the tests of this file.
@@ -25,7 +25,7 @@ fn assert_finding(finding: &str) {
     assert!(!of.is_empty(), "no checks for {finding}");
     let failing: Vec<String> = of
         .iter()
-        .filter(|c| !c.pass)
+        .filter(|c| !c.pass && c.known_miss.is_none())
         .map(|c| {
             format!(
                 "{}: measured {}, simulated {}, tolerance {}",
@@ -82,6 +82,32 @@ fn f6_cold_filesystem_cache_downloads() {
 fn f7_buckets_close_the_single_source_gap_counts_exact() {
     assert_finding("F7");
     assert!(has_companion(&["F7"]));
+}
+
+#[test]
+fn f8_io_pool_base_flat_redesign_gains() {
+    assert_finding("F8");
+    assert!(has_companion(&["F8"]));
+}
+
+#[test]
+fn f9_floor_neutral_in_time_and_depth_costs_memory() {
+    assert_finding("F9");
+    assert!(has_companion(&["F9"]));
+}
+
+#[test]
+fn f10_half_warm_page_cache() {
+    assert_finding("F10");
+    assert!(has_companion(&["F10"]));
+}
+
+/// The known misses are exactly the checks that fail: fixing one, or a new miss, shows here.
+#[test]
+fn known_misses_are_exactly_the_failing_checks() {
+    let failing: Vec<&str> = checks().iter().filter(|c| !c.pass).map(|c| c.id).collect();
+    let known: Vec<&str> = KNOWN_MISSES.iter().map(|(id, _)| *id).collect();
+    assert_eq!(failing, known, "update KNOWN_MISSES in checks/src/findings/mod.rs");
 }
 
 #[test]

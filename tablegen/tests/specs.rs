@@ -1,5 +1,5 @@
-//! The example generator specs in tests/specs/ (shapes from FINDINGS.md) parse, generate valid
-//! tables with the stated shape, and survive the layout file format.
+//! The example generator specs in tests/specs/ (shapes from `docs/findings.md`) parse, generate
+//! valid tables with the stated shape, and survive the layout file format.
 
 use layout::format::{read_table, write_table};
 use tablegen::{generate, GeneratorSpec};

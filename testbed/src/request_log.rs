@@ -62,7 +62,7 @@ impl RequestRecord {
         self.method == "GET" && self.key.is_empty()
     }
 
-    /// One Amazon S3 server access-log line (the format STORES.md describes; fields it does
+    /// One Amazon S3 server access-log line (the format `docs/stores.md` describes; fields it does
     /// not know are `-`).
     pub fn access_log_line(&self, bucket: &str, id: usize) -> String {
         let ms = |ns: u64| ns / 1_000_000;

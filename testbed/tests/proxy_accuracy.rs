@@ -169,8 +169,10 @@ fn bandwidth_is_paced_per_connection() {
     );
     let ratio = measured / bw as f64;
     assert!((0.95..=1.05).contains(&ratio), "bandwidth ratio {ratio}");
+    // 3% of the ideal: the bed's pacing, not the machine's load (this test also runs while
+    // other test binaries keep two cores busy).
     assert!(
-        (total.as_secs_f64() - expected_total).abs() <= 0.003,
+        (total.as_secs_f64() - expected_total).abs() <= 0.03 * expected_total,
         "total {total:?} vs ideal {expected_total} s"
     );
 

@@ -1,4 +1,4 @@
-//! Amazon S3 server access log records (format in `shared/spec/STORES.md`).
+//! Amazon S3 server access log records (format in `docs/stores.md`).
 //!
 //! One record a line, space-separated; `[...]` and `"..."` fields may hold spaces; any field may
 //! be `-`. The parser reads fields 1-15 (through Turn-Around Time) and checks that every later
@@ -249,7 +249,7 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
 mod tests {
     use super::*;
 
-    /// The example record of STORES.md (AWS's documentation of the format).
+    /// The example record of `docs/stores.md` (AWS's documentation of the format).
     const EXAMPLE: &str = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be awsexamplebucket1 [06/Feb/2019:00:00:38 +0000] 192.0.2.3 79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be 3E57427F3EXAMPLE REST.GET.VERSIONING - \"GET /awsexamplebucket1?versioning HTTP/1.1\" 200 - 113 - 7 - \"-\" \"S3Console/0.4\" - s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= SigV2 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader awsexamplebucket1.s3.us-west-1.amazonaws.com TLSV1.2 arn:aws:s3:us-west-1:123456789012:accesspoint/example-AP Yes";
 
     fn ranged(total: &str, tat: &str, ua: &str, tail: &str) -> String {

@@ -6,12 +6,12 @@
 //! `max_file_segment_size`. A segment is filled from its start, in order (no holes), so a reader
 //! in the middle of an empty segment first downloads the bytes before it ("predownload").
 //!
-//! Two behaviours (READPATH.md section 2 and R3):
+//! Two behaviours (`docs/readpath.md` section 2 and R3):
 //! - **Base**: on the Parquet random-access path the per-query
 //!   `filesystem_cache_boundary_alignment` is ignored (the cache's `boundary_alignment`, 4 MiB,
 //!   applies), the remote GET is opened from the segment's download offset to the segment end
 //!   (4-32 MiB) for any range, and a background download of the rest of every partly read
-//!   segment is always queued. FINDINGS F6: 450 MB of requested pages downloaded 35 GB.
+//!   segment is always queued. `docs/findings.md` F6: 450 MB of requested pages downloaded 35 GB.
 //! - **Redesign** (R3): honours `filesystem_cache_boundary_alignment` (segments and GETs stop at
 //!   the aligned end of the read) and `filesystem_cache_allow_background_download`.
 //!
@@ -54,7 +54,7 @@ fn default_disk_latency() -> Duration {
     Duration(100_000)
 }
 fn default_disk_bandwidth() -> Bandwidth {
-    // An estimate for one read stream on local NVMe (FINDINGS F7 ran on local NVMe).
+    // An estimate for one read stream on local NVMe (`docs/findings.md` F7 ran on local NVMe).
     Bandwidth(2.0 * (1u64 << 30) as f64)
 }
 

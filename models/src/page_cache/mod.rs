@@ -3,14 +3,18 @@
 //! least-recently-used beyond `page_cache_max_size`.
 //!
 //! The model answers one question per read: which parts come from the cache and which from the
-//! store ([`PageCache::plan`]). Two behaviours (READPATH.md section 2 and R8):
+//! store ([`PageCache::plan`]). Two behaviours (`docs/readpath.md` section 2 and R8):
 //! - **Base**: a read is rounded out to whole blocks (a missed block is fetched whole, to fill
 //!   the cache) and every run of cached blocks splits it into fragments, each fetched run being
 //!   its own request. The base reader serves cache hits through the same IO queue as ~30 ms
 //!   network reads and only when the whole read task is ready; that queueing lives in the
 //!   reader's IO pool and the driver's whole-read readiness, not here.
 //! - **Read-through** (R8): short interior islands of cached blocks are fetched with their
-//!   neighbours instead of splitting the read (`PageCacheReadThroughBytes` counts them).
+//!   neighbours instead of splitting the read (`PageCacheReadThroughBytes` counts them), under
+//!   the per-island and per-request bounds of [`read_through`]'s module documentation.
+//!
+//! The fetches of one read are serial (one thread runs them one after another) and the read is
+//! ready only when all of them are: that is the driver's part (`drive::io`).
 //!
 //! The model never reads a clock: the driver turns [`PageCache::hit_ns`] into virtual time and
 //! calls [`PageCache::insert`] when a fetch completes.
@@ -26,9 +30,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use units::{Bandwidth, Bytes, Duration};
 
-pub use read_through::{
-    budget_bytes as read_through_budget_bytes, NetworkEstimate, ReadThroughSpec,
-};
+pub use read_through::{waste_permille, FetchFit, ReadThroughSpec, MAX_BUDGET_BYTES, MIN_SAMPLES};
 pub use warm::{WarmPattern, WarmSpec};
 
 /// A bad page-cache specification: what is wrong and what would be right.
@@ -111,11 +113,12 @@ impl PageCacheSpec {
                 self.hit_bandwidth
             ));
         }
-        let m = self.read_through.rtt_multiple;
-        if !(m.is_finite() && m >= 0.0) {
-            return bad(format!(
-                "read_through.rtt_multiple is {m}; use a number >= 0 (0 disables read-through)"
-            ));
+        if self.read_through.budget_override_bytes == Some(Bytes(0)) {
+            return bad(
+                "read_through.budget_override_bytes is 0; give a positive size such as `2MiB`, \
+                 or omit it to use the fitted budget"
+                    .into(),
+            );
         }
         self.warm
             .validate("page_cache")
@@ -128,12 +131,11 @@ impl PageCacheSpec {
 pub enum PageCacheMode {
     /// The base reader: reads rounded to whole blocks, cached blocks split a read into fragments.
     Base,
-    /// R8: as Base, but interior islands of cached blocks no longer than a budget are read
-    /// through. The budget is the store's bandwidth x first-byte time, capped at
-    /// `request bytes / io_concurrency` (the reader's IO pool), so a deep pool disables it.
+    /// R8: as Base, but interior islands of cached blocks are read through within the
+    /// per-island budget (fitted per object) and the per-request waste bound.
     ReadThrough {
-        /// The reader's IO concurrency (its IO pool size).
-        io_concurrency: u32,
+        /// What the reader published: [`waste_permille`] of its IO pool size.
+        waste_permille: u64,
     },
 }
 
@@ -184,6 +186,8 @@ pub struct PageCache {
     capacity_blocks: u64,
     blocks: Lru<(u64, u64)>,
     object_sizes: BTreeMap<u64, u64>,
+    /// Per object: the fit of its own fetches (R8's per-island budget).
+    fits: BTreeMap<u64, FetchFit>,
     stats: PageCacheStats,
 }
 
@@ -200,6 +204,7 @@ impl PageCache {
             capacity_blocks: spec.page_cache_max_size.get() / block_size,
             blocks: Lru::default(),
             object_sizes: BTreeMap::new(),
+            fits: BTreeMap::new(),
             stats: PageCacheStats::default(),
         })
     }
@@ -232,7 +237,6 @@ impl PageCache {
         object: u64,
         range: ByteRange,
         mode: PageCacheMode,
-        est: NetworkEstimate,
     ) -> Vec<Fragment> {
         let Some((first, end)) = self.block_span(object, range) else {
             return Vec::new();
@@ -250,14 +254,12 @@ impl PageCache {
                 }),
             }
         }
-        if let PageCacheMode::ReadThrough { io_concurrency } = mode {
-            let budget = read_through::budget_bytes(
-                &self.spec.read_through,
-                &est,
-                range.len(),
-                io_concurrency,
-            );
-            runs = read_through::merge_islands(runs, self.block_size, budget);
+        if let PageCacheMode::ReadThrough { waste_permille } = mode {
+            let budget = match self.spec.read_through.budget_override_bytes {
+                Some(b) => b.get(),
+                None => self.fits.get(&object).map_or(0, FetchFit::budget_bytes),
+            };
+            runs = read_through::merge_islands(runs, budget / self.block_size, waste_permille);
         }
         let mut out = Vec::with_capacity(runs.len());
         for run in runs {
@@ -298,6 +300,15 @@ impl PageCache {
             });
         }
         out
+    }
+
+    /// One fetch of `bytes` from below for `object` finished: its first byte came
+    /// `first_byte_ns` after it started, the body took `transfer_ns` more (R8's fit).
+    pub fn record_fetch(&mut self, object: u64, first_byte_ns: u64, transfer_ns: u64, bytes: u64) {
+        self.fits
+            .entry(object)
+            .or_default()
+            .record(first_byte_ns, transfer_ns, bytes);
     }
 
     /// Caches the whole blocks `range` covers (a fetch completed). A partial block is cached

@@ -1,78 +1,88 @@
-//! R8, the page cache's half: read through short islands of cached blocks instead of splitting a
-//! read around them.
+//! R8, the page cache's half: a run of missing blocks may be fetched through short islands of
+//! cached blocks instead of being split around them (the fetched copies of cached blocks are
+//! discarded and counted as `PageCacheReadThroughBytes`).
 //!
-//! An island between two fetched runs costs, if served from the cache, one more request and one
-//! more first-byte wait for the run after it; if read through, only its transfer time. So an
-//! island is worth reading through while it transfers within about one first-byte time: the
-//! budget is the bandwidth-delay product of the store as the client measures it. The reader caps
-//! it by a share of the request it publishes from its IO concurrency (`request / io_concurrency`):
-//! with a deep IO pool the extra fragments run in parallel and cost nothing, the cap falls below
-//! one block, and read-through disables itself.
+//! The rules are those of Altinity's `CachedInMemoryReadBufferFromFile::populateBlockRange` and
+//! `Prefetcher::publishCacheReadThroughPolicy` (`docs/readpath.md`, "What the code says"):
+//! - **per island**: an island is bridged only if it has at most `budget / block_size` blocks,
+//!   where the budget is `min(bandwidth x first-byte time, 8 MiB)`, both fitted (EWMA, alpha 0.2,
+//!   the first sample taken as is) over this object's own fetches, and 0 until 4 fetches were
+//!   seen ([`FetchFit`]);
+//! - **per request**: the blocks bridged in one request are at most
+//!   `missing_blocks x waste_permille / 1000` (integer division), where the reader publishes
+//!   `waste_permille = clamp(4 / io_threads, 0.05, 1) x 1000` ([`waste_permille`]). At a deep IO
+//!   pool the product rounds to 0 for any request of fewer than 20 missing blocks at 128 threads,
+//!   so read-through switches itself off.
 
 use serde::{Deserialize, Serialize};
+use units::Bytes;
 
-/// The store as the client currently measures it (EWMAs of first-byte time and per-request
-/// bandwidth), the input of the read-through budget.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct NetworkEstimate {
-    /// Time from sending a GET to its first byte, in nanoseconds.
-    pub first_byte_ns: u64,
-    /// Transfer bandwidth of one request, in bytes per second.
-    pub bandwidth_bytes_per_s: f64,
+/// The largest read-through budget per island (`max_budget_bytes` in the source).
+pub const MAX_BUDGET_BYTES: u64 = 8 << 20;
+/// Fetches of an object seen before its budget may be non-zero.
+pub const MIN_SAMPLES: u32 = 4;
+/// EWMA weight of a new sample.
+const ALPHA: f64 = 0.2;
+/// The IO concurrency below which a request may waste as many blocks as it misses
+/// (`latency_bound_concurrency` in the source).
+const LATENCY_BOUND_CONCURRENCY: f64 = 4.0;
+
+/// The per-request waste bound the reader publishes for an IO pool of `io_threads` threads:
+/// `clamp(4 / io_threads, 0.05, 1) x 1000`, in blocks per thousand missing blocks.
+pub fn waste_permille(io_threads: u32) -> u64 {
+    let share = (LATENCY_BOUND_CONCURRENCY / f64::from(io_threads.max(1))).clamp(0.05, 1.0);
+    (share * 1000.0) as u64
 }
 
-impl NetworkEstimate {
-    /// The redesign's priors (READPATH.md R5): 50 ms first byte, 64 bytes per microsecond.
-    pub const PRIOR: NetworkEstimate = NetworkEstimate {
-        first_byte_ns: 50_000_000,
-        bandwidth_bytes_per_s: 64e6,
-    };
-
-    /// Bytes one request transfers in one first-byte time (bandwidth x round trip).
-    pub fn bandwidth_delay_bytes(&self) -> f64 {
-        let bdp = self.first_byte_ns as f64 * self.bandwidth_bytes_per_s / 1e9;
-        if bdp.is_finite() && bdp > 0.0 {
-            bdp
-        } else {
-            0.0
-        }
-    }
-}
-
-/// Tuning of the read-through budget (`read_through:` in the page-cache section).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Overrides of the read-through policy (`read_through:` in the page-cache section).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReadThroughSpec {
-    /// Budget in units of the bandwidth-delay product; 1 = an island is read through while it
-    /// transfers within one first-byte time.
-    #[serde(default = "one")]
-    pub rtt_multiple: f64,
+    /// `setReadThroughBudgetOverrideBytes`: a fixed per-island budget instead of the fit (unset:
+    /// the fit).
+    #[serde(default)]
+    pub budget_override_bytes: Option<Bytes>,
 }
 
-fn one() -> f64 {
-    1.0
+/// The fit of one object's fetches: first-byte time and per-request bandwidth, as EWMAs.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FetchFit {
+    samples: u32,
+    first_byte_us: f64,
+    bytes_per_us: f64,
 }
 
-impl Default for ReadThroughSpec {
-    fn default() -> Self {
-        Self { rtt_multiple: 1.0 }
+impl FetchFit {
+    /// One fetch of `bytes` whose first byte came `first_byte_ns` after it started and whose
+    /// body took `transfer_ns` more.
+    pub fn record(&mut self, first_byte_ns: u64, transfer_ns: u64, bytes: u64) {
+        let rtt = first_byte_ns as f64 / 1e3;
+        let bw = if transfer_ns == 0 {
+            0.0
+        } else {
+            bytes as f64 / (transfer_ns as f64 / 1e3)
+        };
+        if self.samples == 0 {
+            self.first_byte_us = rtt;
+            self.bytes_per_us = bw;
+        } else {
+            self.first_byte_us += ALPHA * (rtt - self.first_byte_us);
+            self.bytes_per_us += ALPHA * (bw - self.bytes_per_us);
+        }
+        self.samples = self.samples.saturating_add(1);
     }
-}
 
-/// Largest cached island (bytes) a read of `request_bytes` reads through.
-pub fn budget_bytes(
-    spec: &ReadThroughSpec,
-    est: &NetworkEstimate,
-    request_bytes: u64,
-    io_concurrency: u32,
-) -> u64 {
-    let fitted = est.bandwidth_delay_bytes() * spec.rtt_multiple.max(0.0);
-    let cap = request_bytes as f64 / f64::from(io_concurrency.max(1));
-    let budget = fitted.min(cap);
-    if budget.is_finite() && budget > 0.0 {
-        budget as u64
-    } else {
-        0
+    /// The per-island budget in bytes: `min(bandwidth x first-byte time, 8 MiB)`, 0 until
+    /// [`MIN_SAMPLES`] fetches were seen or while either term is not positive.
+    pub fn budget_bytes(&self) -> u64 {
+        if self.samples < MIN_SAMPLES || self.first_byte_us <= 0.0 || self.bytes_per_us <= 0.0 {
+            return 0;
+        }
+        let product = self.first_byte_us * self.bytes_per_us;
+        if !product.is_finite() {
+            return 0;
+        }
+        (product as u64).min(MAX_BUDGET_BYTES)
     }
 }
 
@@ -86,19 +96,29 @@ pub(crate) struct Run {
     pub read_through_blocks: u64,
 }
 
-/// Turns interior cached runs of at most `budget_bytes` into fetched ones and merges the
-/// neighbours. Cached runs at either edge stay cached: reading them through would lengthen the
-/// one GET without saving a request.
-pub(crate) fn merge_islands(runs: Vec<Run>, block_size: u64, budget_bytes: u64) -> Vec<Run> {
+/// Bridges interior cached runs (between two missing runs) of at most `max_island_blocks`
+/// blocks, in offset order, while the blocks bridged stay within
+/// `missing_blocks x waste_permille / 1000`; merges the neighbours of a bridged island. Cached
+/// runs at either edge stay cached: reading them through saves no request.
+pub(crate) fn merge_islands(runs: Vec<Run>, max_island_blocks: u64, waste_permille: u64) -> Vec<Run> {
+    let missing: u64 = runs.iter().filter(|r| !r.cached).map(|r| r.end - r.first).sum();
+    let max_waste_blocks = missing.saturating_mul(waste_permille) / 1000;
+    let mut used = 0u64;
     let mut out: Vec<Run> = Vec::with_capacity(runs.len());
     let n = runs.len();
     for (i, run) in runs.iter().enumerate() {
         let interior = i > 0 && i + 1 < n;
-        let short = (run.end - run.first).saturating_mul(block_size) <= budget_bytes;
-        let run = if run.cached && interior && short {
+        let len = run.end - run.first;
+        let bridge = run.cached
+            && interior
+            && max_island_blocks > 0
+            && len <= max_island_blocks
+            && used + len <= max_waste_blocks;
+        let run = if bridge {
+            used += len;
             Run {
                 cached: false,
-                read_through_blocks: run.end - run.first,
+                read_through_blocks: len,
                 ..*run
             }
         } else {
@@ -112,6 +132,7 @@ pub(crate) fn merge_islands(runs: Vec<Run>, block_size: u64, budget_bytes: u64) 
             _ => out.push(run),
         }
     }
+    debug_assert!(used <= max_waste_blocks);
     out
 }
 
@@ -129,45 +150,55 @@ mod tests {
     }
 
     #[test]
-    fn budget_is_bdp_capped_by_share() {
-        let est = NetworkEstimate {
-            first_byte_ns: 30_000_000,
-            bandwidth_bytes_per_s: 100e6,
-        };
-        let spec = ReadThroughSpec::default();
-        // 30 ms x 100 MB/s = 3 MB; a 64 MiB request at 4 IO threads caps at 16 MiB.
-        assert_eq!(budget_bytes(&spec, &est, 64 << 20, 4), 3_000_000);
-        // A 4 MiB request at 4 threads: the share (1 MiB) is the binding limit.
-        assert_eq!(budget_bytes(&spec, &est, 4 << 20, 4), 1 << 20);
-        // Deep pool: 4 MiB / 64 = 64 KiB, below one 1 MiB block: nothing is read through.
-        assert!(budget_bytes(&spec, &est, 4 << 20, 64) < 1 << 20);
+    fn permille_follows_the_source() {
+        assert_eq!(waste_permille(1), 1000);
+        assert_eq!(waste_permille(4), 1000);
+        assert_eq!(waste_permille(16), 250);
+        assert_eq!(waste_permille(64), 62);
+        assert_eq!(waste_permille(128), 50);
     }
 
     #[test]
-    fn only_short_interior_islands_merge() {
+    fn budget_is_zero_until_four_fetches_then_the_product_capped() {
+        let mut fit = FetchFit::default();
+        for _ in 0..3 {
+            // 30 ms first byte, 3 MB in 30 ms: 100 B/us.
+            fit.record(30_000_000, 30_000_000, 3_000_000);
+            assert_eq!(fit.budget_bytes(), 0);
+        }
+        fit.record(30_000_000, 30_000_000, 3_000_000);
+        assert_eq!(fit.budget_bytes(), 3_000_000);
+        let mut fast = FetchFit::default();
+        for _ in 0..4 {
+            fast.record(100_000_000, 1_000_000, 100_000_000);
+        }
+        assert_eq!(fast.budget_bytes(), MAX_BUDGET_BYTES);
+    }
+
+    #[test]
+    fn islands_bridge_within_both_bounds() {
         let runs = vec![
             run(0, 1, true),
-            run(1, 3, false),
-            run(3, 4, true),
-            run(4, 6, false),
-            run(6, 9, true),
-            run(9, 10, false),
+            run(1, 5, false),
+            run(5, 6, true),
+            run(6, 10, false),
+            run(10, 13, true),
+            run(13, 17, false),
         ];
-        let merged = merge_islands(runs, 10, 20);
-        // The leading island stays; [3,4) (10 bytes) merges; [6,9) (30 bytes) is too long.
+        // 12 missing blocks at 1000 permille: 12 may be wasted; islands up to 2 blocks.
+        let merged = merge_islands(runs.clone(), 2, 1000);
         assert_eq!(
             merged,
             vec![
                 run(0, 1, true),
-                Run {
-                    first: 1,
-                    end: 6,
-                    cached: false,
-                    read_through_blocks: 1
-                },
-                run(6, 9, true),
-                run(9, 10, false)
+                Run { first: 1, end: 10, cached: false, read_through_blocks: 1 },
+                run(10, 13, true),
+                run(13, 17, false)
             ]
         );
+        // At 62 permille, 12 x 62 / 1000 = 0 blocks: nothing is bridged.
+        assert_eq!(merge_islands(runs.clone(), 8, 62), runs);
+        // A zero budget (too few samples) bridges nothing either.
+        assert_eq!(merge_islands(runs.clone(), 0, 1000), runs);
     }
 }

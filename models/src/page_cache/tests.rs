@@ -12,11 +12,10 @@ fn cache(capacity: u64) -> PageCache {
     PageCache::new(&PageCacheSpec::with_capacity(Bytes(capacity)), &mut rng()).unwrap()
 }
 
-fn est() -> NetworkEstimate {
-    // 30 ms x 100 MB/s: a 3 MB bandwidth-delay product.
-    NetworkEstimate {
-        first_byte_ns: 30_000_000,
-        bandwidth_bytes_per_s: 100e6,
+/// Four fetches of `object` at 30 ms first byte and 100 B/us: a 3 MB budget per island.
+fn fit(pc: &mut PageCache, object: u64) {
+    for _ in 0..MIN_SAMPLES {
+        pc.record_fetch(object, 30_000_000, 30_000_000, 3_000_000);
     }
 }
 
@@ -41,8 +40,7 @@ fn base_rounds_to_blocks_and_splits_around_cached_blocks() {
     let frags = pc.plan(
         7,
         ByteRange::new(100, 4 * MIB + 5),
-        PageCacheMode::Base,
-        est(),
+        PageCacheMode::Base
     );
     assert_eq!(
         summary(&frags),
@@ -67,8 +65,7 @@ fn rounding_stops_at_the_object_end() {
     let frags = pc.plan(
         1,
         ByteRange::new(10_000, 20_000),
-        PageCacheMode::Base,
-        est(),
+        PageCacheMode::Base
     );
     assert_eq!(summary(&frags), vec![(0, 25_000, false)]);
     // Fetching it caches the short last block, so the same read now hits.
@@ -77,8 +74,7 @@ fn rounding_stops_at_the_object_end() {
     let again = pc.plan(
         1,
         ByteRange::new(10_000, 20_000),
-        PageCacheMode::Base,
-        est(),
+        PageCacheMode::Base
     );
     assert_eq!(summary(&again), vec![(0, 25_000, true)]);
 }
@@ -100,15 +96,18 @@ fn read_through_merges_short_cached_islands() {
     pc.insert(9, ByteRange::new(2 * MIB, 3 * MIB));
     pc.insert(9, ByteRange::new(5 * MIB, 9 * MIB));
     let range = ByteRange::new(0, 12 * MIB);
-    let base = pc.clone().plan(9, range, PageCacheMode::Base, est());
+    let base = pc.clone().plan(9, range, PageCacheMode::Base);
     assert_eq!(base.len(), 5, "{:?}", summary(&base));
-    // 4 IO threads: budget min(3 MB, 12 MiB / 4 = 3 MiB) = 3 MB: the 1 MiB island is read
-    // through, the 4 MiB one still splits the read.
+    // Before four fetches the budget is 0: nothing is read through.
+    let unfitted = pc.clone().plan(9, range, PageCacheMode::ReadThrough { waste_permille: 1000 });
+    assert_eq!(summary(&unfitted), summary(&base));
+    // Fitted: 3 MB per island (2 blocks); 4 IO threads: 1000 permille of 7 missing blocks. The
+    // 1 MiB island is read through, the 4 MiB one still splits the read.
+    fit(&mut pc, 9);
     let frags = pc.plan(
         9,
         range,
-        PageCacheMode::ReadThrough { io_concurrency: 4 },
-        est(),
+        PageCacheMode::ReadThrough { waste_permille: waste_permille(4) }
     );
     assert_eq!(
         summary(&frags),
@@ -130,13 +129,14 @@ fn read_through_disables_itself_at_a_deep_pool() {
     let mut pc = cache(1 << 30);
     pc.insert(9, ByteRange::new(2 * MIB, 3 * MIB));
     let range = ByteRange::new(0, 6 * MIB);
+    fit(&mut pc, 9);
+    // 64 IO threads: 62 permille of 5 missing blocks rounds to 0 blocks.
     let deep = pc.plan(
         9,
         range,
-        PageCacheMode::ReadThrough { io_concurrency: 64 },
-        est(),
+        PageCacheMode::ReadThrough { waste_permille: waste_permille(64) }
     );
-    let base = pc.plan(9, range, PageCacheMode::Base, est());
+    let base = pc.plan(9, range, PageCacheMode::Base);
     assert_eq!(summary(&deep), summary(&base));
     assert_eq!(deep.len(), 3);
     assert_eq!(pc.stats().read_through_bytes, 0);
@@ -146,11 +146,11 @@ fn read_through_disables_itself_at_a_deep_pool() {
 fn edge_islands_are_never_read_through() {
     let mut pc = cache(1 << 30);
     pc.insert(4, ByteRange::new(0, MIB));
+    fit(&mut pc, 4);
     let frags = pc.plan(
         4,
         ByteRange::new(0, 3 * MIB),
-        PageCacheMode::ReadThrough { io_concurrency: 1 },
-        est(),
+        PageCacheMode::ReadThrough { waste_permille: 1000 }
     );
     assert_eq!(summary(&frags), vec![(0, MIB, true), (MIB, 3 * MIB, false)]);
 }
@@ -201,7 +201,7 @@ fn hits_refresh_recency() {
     let mut pc = cache(2 * MIB);
     pc.insert(0, ByteRange::new(0, MIB)); // block A
     pc.insert(1, ByteRange::new(0, MIB)); // block B
-    pc.plan(0, ByteRange::new(0, 10), PageCacheMode::Base, est()); // A is used again
+    pc.plan(0, ByteRange::new(0, 10), PageCacheMode::Base); // A is used again
     pc.insert(2, ByteRange::new(0, MIB)); // evicts B, the least recently used
     assert!(pc.is_cached(0, ByteRange::new(0, 10)));
     assert!(!pc.is_cached(1, ByteRange::new(0, 10)));
@@ -291,8 +291,8 @@ proptest! {
                 Op::Insert { object, start, len } => pc.insert(object, ByteRange::with_len(start, len)),
                 Op::Plan { object, start, len, read_through } => {
                     let range = ByteRange::with_len(start, len);
-                    let mode = if read_through { PageCacheMode::ReadThrough { io_concurrency: 2 } } else { PageCacheMode::Base };
-                    let frags = pc.plan(object, range, mode, est());
+                    let mode = if read_through { PageCacheMode::ReadThrough { waste_permille: 500 } } else { PageCacheMode::Base };
+                    let frags = pc.plan(object, range, mode);
                     // Fragments tile the block-rounded range in offset order.
                     prop_assert_eq!(frags.first().map(|f| f.range.start), Some(range.start / MIB * MIB));
                     prop_assert_eq!(frags.last().map(|f| f.range.end), Some(range.end.div_ceil(MIB) * MIB));

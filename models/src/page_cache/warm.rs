@@ -39,10 +39,11 @@ pub enum WarmPattern {
     Random,
     /// The first `fraction` of each object's units (e.g. a query that read the start of files).
     Prefix,
-    /// In every `stripe` bytes, the first `fraction` of the units: regular islands of cached
-    /// data between holes, the shape that makes a base page cache split reads into fragments.
+    /// Cached stripes of `stripe` bytes (at least one unit) with holes between them, spaced so
+    /// that `fraction` of the object is held (period `stripe / fraction`): regular islands of
+    /// cached data, the shape that makes a base page cache split reads into fragments.
     Stripes {
-        /// Period of the pattern; at least one unit.
+        /// Length of one cached stripe; at least one unit.
         stripe: Bytes,
     },
 }
@@ -86,9 +87,14 @@ impl WarmSpec {
                 (0..n.min(n_units)).collect()
             }
             WarmPattern::Stripes { stripe } => {
-                let per_stripe = (stripe.get() / unit_size).max(1);
-                let held = ((fraction * per_stripe as f64).round() as u64).min(per_stripe);
-                (0..n_units).filter(|u| u % per_stripe < held).collect()
+                // Cached stripes of `stripe` bytes, spaced so that `fraction` of the object is
+                // held: period = stripe / fraction (a 1 MiB stripe at 0.5 holds every other block).
+                if fraction <= 0.0 {
+                    return Vec::new();
+                }
+                let held = (stripe.get() / unit_size).max(1);
+                let period = ((held as f64 / fraction).round() as u64).max(held);
+                (0..n_units).filter(|u| u % period < held).collect()
             }
         }
     }
@@ -141,8 +147,14 @@ mod tests {
         };
         assert_eq!(
             stripes.warm_units(10, 100, &mut rng()),
-            vec![0, 1, 4, 5, 8, 9]
+            vec![0, 1, 2, 3, 8, 9]
         );
+        // A stripe of one unit at one half holds every other unit, not all of them.
+        let alternate = WarmSpec {
+            fraction: 0.5,
+            pattern: WarmPattern::Stripes { stripe: Bytes(10) },
+        };
+        assert_eq!(alternate.warm_units(10, 60, &mut rng()), vec![0, 2, 4]);
     }
 
     #[test]

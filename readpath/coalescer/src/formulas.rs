@@ -62,7 +62,7 @@ pub fn try_arrow_cpp_from_network_metrics(
     Ok((hole, range))
 }
 
-/// DuckDB's fitted gap: `latency x bandwidth`, clamped to 4 KiB..32 MiB (PEERS.md; newer
+/// DuckDB's fitted gap: `latency x bandwidth`, clamped to 4 KiB..32 MiB (`docs/peers.md`; newer
 /// DuckDB versions fit both figures from observed reads). A bandwidth that is not finite and
 /// positive gives the lower clamp; [`try_duckdb_fitted_gap`] refuses it instead.
 pub fn duckdb_fitted_gap(latency_ns: u64, bandwidth_bytes_per_s: f64) -> u64 {

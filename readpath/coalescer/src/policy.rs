@@ -30,7 +30,7 @@ pub enum CoalescePolicy {
         #[serde(with = "crate::serde_units::bytes")]
         bytes_per_read_task: u64,
     },
-    /// ClickHouse's redesign (READPATH.md R2, R8): gap rule with the effective gap
+    /// ClickHouse's redesign (`docs/readpath.md` R2, R8): gap rule with the effective gap
     /// `min(coalesce_gap_bytes, min_bytes_for_seek)`, a bound on read amplification that only
     /// applies to reads wasting more than a floor, a cap on the span, and reading through gaps
     /// the source already caches.

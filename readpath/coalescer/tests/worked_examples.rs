@@ -1,4 +1,4 @@
-//! Worked examples from FINDINGS.md and PEERS.md, run through the public API.
+//! Worked examples from `docs/findings.md` and `docs/peers.md`, run through the public API.
 
 use coalescer::{
     arrow_cpp_from_network_metrics, coalesce, CachedBytes, CoalesceError, CoalescePolicy,

@@ -57,7 +57,7 @@ use crate::types::{Action, CacheView, Event, QueryOutput, Status};
 ///   the controller's target and memory admits, the current subgroup of the first incomplete
 ///   row group always admitted. A read of that current subgroup that finds the IO pool full
 ///   runs inline on a free decode thread, so the pool does not bound the depth of pre-issued
-///   reads (FINDINGS F4, F5).
+///   reads (`docs/findings.md` F4, F5).
 ///
 /// Costs are O(log n) per event (B-tree maps keyed by id); a unit's plan is built when it is
 /// opened and dropped when it is done, so memory follows the open files, not the query.
@@ -113,6 +113,15 @@ impl Reader {
     /// Profile events under ClickHouse names.
     pub fn profile_events(&self) -> &ProfileEvents {
         each!(self, r => r.profile_events())
+    }
+
+    /// How the parsing threads spent the run so far (ClickHouse: busy, waiting for bytes,
+    /// idle; peers: all zero).
+    pub fn thread_time(&self) -> crate::types::ThreadTime {
+        match &self.engine {
+            Engine::ClickHouse(r) => r.thread_time(),
+            Engine::Peer(_) => crate::types::ThreadTime::default(),
+        }
     }
 
     /// Rows delivered and bytes needed so far.

@@ -1,4 +1,4 @@
-//! The planner of the Parquet read path: per file, the stages of READPATH.md section 1 as a
+//! The planner of the Parquet read path: per file, the stages of `docs/readpath.md` section 1 as a
 //! plan of steps ([`plan`]); the query-level [`Reader`] that runs them for every file of a
 //! query under a [`Strategy`] (ClickHouse base, the redesign with each mechanism R1..R10 as a
 //! switch, and peer readers' presets); and test support ([`testing`]).
@@ -30,5 +30,5 @@ pub use settings::R_NAMES;
 pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
 pub use types::{
     Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache,
-    Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status,
+    Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status, ThreadTime,
 };

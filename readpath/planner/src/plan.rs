@@ -1,5 +1,5 @@
 //! The per-file plan: from the layout and the query, every stage's needed byte ranges
-//! (READPATH.md section 1) as steps with dependencies. No IO and no scheduling here: the
+//! (`docs/readpath.md` section 1) as steps with dependencies. No IO and no scheduling here: the
 //! [`crate::Reader`] runs the steps; this module only says what each one needs.
 //!
 //! Steps of one surviving row group, in order: bloom header -> bloom blocks, dictionary ->
@@ -157,8 +157,12 @@ pub struct PlanInput<'a> {
     /// Cut row groups into subgroups (ClickHouse); peers read a row group as one unit.
     pub subgroups: bool,
     /// Issue is planned (R5): dictionary and index steps wait for nothing; otherwise each
-    /// stage waits for the one before (READPATH.md section 1, item 4).
+    /// stage waits for the one before (`docs/readpath.md` section 1, item 4).
     pub planned: bool,
+    /// A row group's subgroup starts only after the one before it finished (ClickHouse's
+    /// `finishRowSubgroupStage`: "sequential: one subgroup at a time"): the redesign with
+    /// planning off, where the stages, not a plan, issue the page reads.
+    pub sequential_subgroups: bool,
 }
 
 /// A column's pages as (first row, end row, bytes), its coalescing group, and whether it is a
@@ -517,6 +521,7 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             .collect();
         let mut cursors = vec![0usize; columns_data.len()];
         let mut subgroups = 0;
+        let mut previous_subgroup_last: Option<u32> = None;
         for k in 0..n_sub {
             let lo = k * sub_rows;
             let hi = ((k + 1) * sub_rows).min(rows);
@@ -559,6 +564,12 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             }
             let sub = subgroups;
             let mut last = None;
+            let stage_deps: Vec<u32> = match previous_subgroup_last {
+                Some(p) if input.sequential_subgroups => {
+                    stage_deps.iter().copied().chain([p]).collect()
+                }
+                _ => stage_deps.clone(),
+            };
             let has_main_columns = !input
                 .main_columns
                 .iter()
@@ -592,6 +603,7 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
                 last = Some(s);
             }
             let Some(last) = last else { continue };
+            previous_subgroup_last = Some(last);
             if let Some(st) = steps.get_mut(last as usize) {
                 st.ends_subgroup = true;
                 // Rows leave only once every output column was decoded.
@@ -693,6 +705,7 @@ mod tests {
             use_offset_index: true,
             subgroups: true,
             planned: false,
+            sequential_subgroups: false,
         }
     }
 

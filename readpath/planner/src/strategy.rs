@@ -1,5 +1,5 @@
 //! Strategies: a named preset (a bundle of settings and scheduling rules) plus overrides by
-//! ClickHouse setting name. Every redesign mechanism R1..R10 (READPATH.md section 3) is a
+//! ClickHouse setting name. Every redesign mechanism R1..R10 (`docs/readpath.md` section 3) is a
 //! switch of its own, so an ablation is "clickhouse-base plus one switch".
 
 use coalescer::CoalescePolicy;
@@ -178,7 +178,7 @@ impl Strategy {
     ///   budgets; R1..R10 off.
     /// - `clickhouse-redesign`: the measured change, R1..R8 on (R9, R10 were designed but not
     ///   measured, so they stay off).
-    /// - peers: their merge rule from the coalescer crate plus their scheduling (PEERS.md).
+    /// - peers: their merge rule from the coalescer crate plus their scheduling (`docs/peers.md`).
     pub fn preset(name: &str) -> Result<Strategy, StrategyError> {
         Ok(match name {
             "clickhouse-base" => Strategy::clickhouse(name),
@@ -389,6 +389,11 @@ impl Strategy {
             Family::Polars => true,
             _ => false,
         }
+    }
+
+    /// `max_parsing_threads`: the parsing pool's size.
+    pub fn max_parsing_threads(&self) -> u32 {
+        self.max_parsing_threads
     }
 
     /// IO pool settings (R6 for ClickHouse).

@@ -116,7 +116,7 @@ pub struct Chunk {
     /// The file it came from.
     pub file: FileIndex,
     /// The source (pipeline source processor) that emits it: a whole file, or one row-group
-    /// bucket of it. Chunks of one source leave it one at a time (FINDINGS F7).
+    /// bucket of it. Chunks of one source leave it one at a time (`docs/findings.md` F7).
     pub source: u32,
     /// Rows in the chunk.
     pub rows: u64,
@@ -207,6 +207,48 @@ pub(crate) struct FileCache<'a> {
 impl coalescer::CachedBytes for FileCache<'_> {
     fn cached_bytes(&self, range: ByteRange) -> u64 {
         self.view.cached_bytes(self.file, range)
+    }
+}
+
+/// How the parsing threads spent the run: busy + fetch wait + inline reads + idle =
+/// threads x elapsed, less any overcommit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadTime {
+    /// The parsing threads (`max_parsing_threads`).
+    pub threads: u32,
+    /// Integral of decodes running, in thread-nanoseconds.
+    pub busy_ns: u64,
+    /// Integral of decode tasks holding a thread while they wait for bytes.
+    pub fetch_wait_ns: u64,
+    /// The same waits summed task by task when each ends (equal to the integral).
+    pub fetch_wait_sum_ns: u64,
+    /// Decode tasks that waited.
+    pub fetch_wait_tasks: u64,
+    /// Integral of threads running a read inline for a stage that is not a decode task.
+    pub inline_read_ns: u64,
+    /// Integral of threads neither decoding nor waiting.
+    pub idle_ns: u64,
+    /// Integral of threads held beyond `threads` (0 unless the reader broke its own bound).
+    pub overcommit_ns: u64,
+    /// Time covered.
+    pub elapsed_ns: u64,
+}
+
+impl ThreadTime {
+    /// `dt_ns` passed with `busy` decodes running, `waiting` tasks blocked and `reading`
+    /// threads running a read inline.
+    pub fn advance(&mut self, dt_ns: u64, busy: u32, waiting: u32, reading: u32) {
+        let held = busy.saturating_add(waiting).saturating_add(reading);
+        self.inline_read_ns =
+            self.inline_read_ns.saturating_add(dt_ns.saturating_mul(u64::from(reading)));
+        self.busy_ns = self.busy_ns.saturating_add(dt_ns.saturating_mul(u64::from(busy)));
+        self.fetch_wait_ns =
+            self.fetch_wait_ns.saturating_add(dt_ns.saturating_mul(u64::from(waiting)));
+        let idle = self.threads.saturating_sub(held);
+        let over = held.saturating_sub(self.threads);
+        self.idle_ns = self.idle_ns.saturating_add(dt_ns.saturating_mul(u64::from(idle)));
+        self.overcommit_ns = self.overcommit_ns.saturating_add(dt_ns.saturating_mul(u64::from(over)));
+        self.elapsed_ns = self.elapsed_ns.saturating_add(dt_ns);
     }
 }
 

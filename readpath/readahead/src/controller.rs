@@ -582,8 +582,8 @@ mod tests {
 
     #[test]
     fn fits_the_measured_store_to_about_bandwidth_times_round_trip() {
-        // FINDINGS.md: ~30 ms to first byte, a 4.3 MB GET in 65-86 ms (so ~45 ms of transfer);
-        // "bandwidth x round trip, about 100 MB per node" is what must be in flight.
+        // `docs/findings.md`: ~30 ms to first byte, a 4.3 MB GET in 65-86 ms (so ~45 ms of
+        // transfer); "bandwidth x round trip, about 100 MB per node" is what must be in flight.
         let mut events = ProfileEvents::new();
         let mut c = InFlightController::new(config(64 * MIB, false)).unwrap();
         for id in 0..50 {

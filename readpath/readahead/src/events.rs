@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One profile event, by its ClickHouse name (see READPATH.md section 3).
+/// One profile event, by its ClickHouse name (see `docs/readpath.md` section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ProfileEvent {
     /// Read tasks (ranged GETs) created.

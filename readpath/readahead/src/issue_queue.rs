@@ -130,6 +130,11 @@ impl IssueQueue {
         Some(read)
     }
 
+    /// Whether a read of `(row_group, subgroup)` waits in the queue.
+    pub fn has_subgroup(&self, key: (u32, u32)) -> bool {
+        self.by_subgroup.get(&key).is_some_and(|s| !s.is_empty())
+    }
+
     /// Reads waiting.
     pub fn len(&self) -> usize {
         self.fifo.len()

@@ -4,8 +4,8 @@
 //!
 //! Sans-IO: nothing here reads a clock, spawns a thread or does IO; `now_ns` (virtual time in
 //! nanoseconds, monotonic) is always a parameter. Everything is deterministic: no hash-map
-//! iteration, no randomness. The planner crate composes these parts; see READPATH.md sections
-//! 2 and 3 (R1, R4, R5, R6, R7) for the mechanisms.
+//! iteration, no randomness. The planner crate composes these parts; see `docs/readpath.md`
+//! sections 2 and 3 (R1, R4, R5, R6, R7) for the mechanisms.
 //!
 //! Components:
 //! - [`estimator`]: [`FirstByteEstimator`], [`BandwidthEstimator`] (EWMA 0.2, priors 50 ms, 64 B/us).

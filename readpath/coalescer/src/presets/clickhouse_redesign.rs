@@ -1,4 +1,4 @@
-//! ClickHouse's redesigned coalescing (READPATH.md R2 and R8; the redesign's design notes,
+//! ClickHouse's redesigned coalescing (`docs/readpath.md` R2 and R8; the redesign's design notes,
 //! Altinity/ClickHouse `docs/superpowers/specs/2026-08-27-parquet-readpath-redesign.md`,
 //! "Coalescing cost model"). Greedy in offset order; the next range joins the current task
 //! when all of these hold:

@@ -5,7 +5,7 @@ use super::*;
 impl ClickHouseReader {
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
-        while self.decodes_running < self.max_parsing_threads && !self.decode_queue.is_empty() {
+        while self.parsing_threads_held() < self.max_parsing_threads && !self.decode_queue.is_empty() {
             if !self.decode_scan_needed {
                 break;
             }
@@ -21,6 +21,9 @@ impl ClickHouseReader {
                 let Some(plan_step) = u.plan.steps.get(s as usize) else {
                     continue;
                 };
+                if !self.column_data_slot_free(uid) {
+                    continue;
+                }
                 let privileged = plan_step.rg as usize == u.first_incomplete;
                 let request = ChargeRequest {
                     stream: u.stream,
@@ -76,6 +79,7 @@ impl ClickHouseReader {
                     charge,
                 },
             );
+            *self.decoding_by_unit.entry(uid).or_insert(0) += 1;
             self.decodes_running += 1;
             any = true;
         }

@@ -15,6 +15,7 @@ use crate::error::PlanError;
 use crate::plan::{plan_file, FilePlan, PlanInput, StepKind};
 use crate::query::QuerySpec;
 use crate::strategy::{Family, FooterRead, Strategy};
+mod blocked;
 mod decode;
 mod reads;
 mod steps;
@@ -22,7 +23,7 @@ mod units;
 
 use crate::types::{
     Action, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, FileCache, Object,
-    QueryOutput, ReadId, ReadKind, ReadRequest, Status,
+    QueryOutput, ReadId, ReadKind, ReadRequest, Status, ThreadTime,
 };
 
 const KIB: u64 = 1024;
@@ -113,6 +114,28 @@ struct OpenUnit {
     local_waiting: VecDeque<u64>,
     reads_running: u32,
     reads_alive: u32,
+    /// Coalescing group -> its entries, built on first use ([`OpenUnit::group_entries`]).
+    groups: Option<BTreeMap<u32, Vec<u32>>>,
+}
+
+impl OpenUnit {
+    /// The entries of coalescing group `g` (the pages of one column chunk), in offset order.
+    fn group_entries(&mut self, g: u32) -> Vec<u32> {
+        let plan = &self.plan;
+        self.groups
+            .get_or_insert_with(|| {
+                let mut m: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+                for (i, e) in plan.entries.iter().enumerate() {
+                    if e.group != 0 {
+                        m.entry(e.group).or_default().push(i as u32);
+                    }
+                }
+                m
+            })
+            .get(&g)
+            .cloned()
+            .unwrap_or_default()
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,6 +159,8 @@ struct ReadState {
     issued: bool,
     started_ns: Option<u64>,
     inline: bool,
+    /// Run inline on a parsing thread of its own (not a blocked decode task's).
+    inline_took_thread: bool,
     /// The stream whose thread would run this read inline (`usize::MAX`: none).
     stream: usize,
     completed: bool,
@@ -155,6 +180,23 @@ pub(crate) struct ClickHouseReader {
     strategy: Strategy,
     policy: CoalescePolicy,
     planned: bool,
+    /// The redesign with planning off (`input_format_parquet_min_bytes_in_flight = 0`): the
+    /// stages issue the reads, one subgroup per row group at a time, against the Compressed pool.
+    stage_driven: bool,
+    /// Steps start as they become eligible (planned or stage-driven), not by a cursor.
+    eligible_driven: bool,
+    /// Blocked decode tasks run their queued reads inline (the redesign; [`blocked`]).
+    blocked_inline: bool,
+    /// The `ColumnData` stage's threads per reader ([`blocked::stage_threads`]).
+    column_data_threads: u32,
+    blocked: BTreeMap<(u32, u32), blocked::BlockedTask>,
+    blocked_by_read: BTreeMap<u64, (u32, u32)>,
+    /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
+    decoding_by_unit: BTreeMap<u32, u32>,
+    /// Steps the Compressed pool refused (stage-driven): eligible again when memory frees.
+    parked: Vec<(u32, u32)>,
+    /// The same, and the rest of the parsing threads' time, as integrals over time.
+    thread_time: ThreadTime,
     lazy: bool,
     inline_reads: bool,
     /// ClickHouse reads a file's footer on the stream's own thread when the IO pool is busy
@@ -183,6 +225,8 @@ pub(crate) struct ClickHouseReader {
     events: ProfileEvents,
     decodes_running: u32,
     inline_running: u32,
+    /// Inline reads that hold a parsing thread of their own (counted in `decodes_running`).
+    inline_threads: u32,
     /// Per stream: whether its thread is running a read inline. A thread runs one read at a
     /// time, so a stream waiting on several queued reads runs only one of them itself.
     inline_by_stream: Vec<bool>,
@@ -296,6 +340,18 @@ impl ClickHouseReader {
             _ => VecDeque::new(),
         };
         let clickhouse = strategy.family() == Family::ClickHouse;
+        let stage_driven = clickhouse && !planned && strategy.mechanism(5);
+        let eligible_driven = planned || stage_driven;
+        let column_data_threads = match (clickhouse, eligible_driven) {
+            (false, _) => 0,
+            // The base reader's chain is serial: one step of a unit at a time.
+            (true, false) => 1,
+            (true, true) => blocked::stage_threads(
+                strategy.max_parsing_threads.max(1),
+                blocked::DECODE_THREAD_FRACTION,
+                n_streams,
+            ),
+        };
         let mut part_columns: Vec<u32> = query
             .columns
             .iter()
@@ -313,9 +369,21 @@ impl ClickHouseReader {
         };
         Ok(ClickHouseReader {
             lazy: !planned && matches!(policy, CoalescePolicy::ClickHouseBase { .. }),
-            inline_reads: clickhouse && !planned,
+            stage_driven,
+            eligible_driven,
+            blocked_inline: clickhouse && eligible_driven,
+            column_data_threads,
+            blocked: BTreeMap::new(),
+            blocked_by_read: BTreeMap::new(),
+            decoding_by_unit: BTreeMap::new(),
+            parked: Vec::new(),
+            thread_time: ThreadTime {
+                threads: strategy.max_parsing_threads.max(1),
+                ..ThreadTime::default()
+            },
+            inline_reads: clickhouse && !eligible_driven,
             inline_footer_reads: clickhouse,
-            serial: clickhouse && !planned,
+            serial: clickhouse && !eligible_driven,
             subgroups: clickhouse,
             partial_readiness: strategy.mechanism(1),
             parallel_subgroups: if strategy.mechanism(10) {
@@ -351,6 +419,7 @@ impl ClickHouseReader {
             events: ProfileEvents::new(),
             decodes_running: 0,
             inline_running: 0,
+            inline_threads: 0,
             inline_by_stream: vec![false; n_streams],
             decode_queue: VecDeque::new(),
             decode_scan_needed: false,
@@ -416,6 +485,11 @@ impl ClickHouseReader {
         v
     }
 
+    /// How the parsing threads spent the run so far.
+    pub fn thread_time(&self) -> ThreadTime {
+        self.thread_time
+    }
+
     /// The strategy the reader runs.
     pub fn strategy(&self) -> &Strategy {
         &self.strategy
@@ -453,6 +527,12 @@ impl ClickHouseReader {
                 self.now_ns
             )));
             return false;
+        }
+        let dt = now_ns - self.now_ns;
+        if dt > 0 {
+            let busy = self.decodes.len() as u32;
+            let waiting = self.blocked.len() as u32;
+            self.thread_time.advance(dt, busy, waiting, self.inline_threads);
         }
         self.now_ns = now_ns;
         true
@@ -541,10 +621,12 @@ impl ClickHouseReader {
         let (uid, purpose, inline, started, stream) = (
             read.unit,
             read.purpose,
-            read.inline,
+            read.inline_took_thread,
             read.started_ns,
             read.stream,
         );
+        let inline = inline || read.inline;
+        let took_thread = read.inline_took_thread;
         let newly = read.readiness.on_complete();
         let entries: Vec<u32> = read
             .served
@@ -558,7 +640,7 @@ impl ClickHouseReader {
         }
         self.controller
             .on_complete(now, id.0, source, &mut self.events)?;
-        self.free_read_slot(uid, inline, started, stream);
+        self.free_read_slot(id.0, uid, inline, took_thread, started, stream);
         match purpose {
             Purpose::Footer => {
                 self.reads.remove(&id.0);
@@ -587,19 +669,30 @@ impl ClickHouseReader {
 
     /// Frees the IO slot (or the inline decode thread) of a finished read, and starts what
     /// waited for it.
-    fn free_read_slot(&mut self, uid: u32, inline: bool, started: Option<u64>, stream: usize) {
-        if inline {
+    fn free_read_slot(
+        &mut self,
+        id: u64,
+        uid: u32,
+        inline: bool,
+        took_thread: bool,
+        _started: Option<u64>,
+        stream: usize,
+    ) {
+        if inline && self.blocked_read_done(id) {
+            // A blocked decode task ran it: its wait is counted when its bytes are all in.
+        } else if inline {
+            // The base reader's stream thread ran it (its wait is the blocked task's, if any).
             if let Some(busy) = self.inline_by_stream.get_mut(stream) {
                 *busy = false;
             }
-            self.inline_running = self.inline_running.saturating_sub(1);
-            self.decodes_running = self.decodes_running.saturating_sub(1);
+            debug_assert!(self.inline_running > 0);
+            self.inline_running -= 1;
+            if took_thread {
+                debug_assert!(self.decodes_running > 0 && self.inline_threads > 0);
+                self.decodes_running -= 1;
+                self.inline_threads -= 1;
+            }
             self.decode_scan_needed = true;
-            let waited_ns = self.now_ns - started.unwrap_or(self.now_ns);
-            self.events.add(
-                ProfileEvent::ParquetFetchWaitTimeMicroseconds,
-                waited_ns / 1_000,
-            );
         } else if let Some(next) = self.io_pool.release() {
             self.start_read(next, false);
         }
@@ -626,6 +719,13 @@ impl ClickHouseReader {
             ))
         })?;
         self.decodes_running = self.decodes_running.saturating_sub(1);
+        if let Some(n) = self.decoding_by_unit.get_mut(&d.unit) {
+            debug_assert!(*n > 0);
+            *n -= 1;
+            if *n == 0 {
+                self.decoding_by_unit.remove(&d.unit);
+            }
+        }
         self.decode_scan_needed = true;
         self.with_unit(d.unit, |r, u| r.decode_done(u, d.step, d.charge))
     }
@@ -688,6 +788,8 @@ impl ClickHouseReader {
                 self.decode_scan_needed = true;
                 let blocked = std::mem::take(&mut self.memory_blocked);
                 self.dirty.extend(blocked);
+                let parked = std::mem::take(&mut self.parked);
+                self.eligible.extend(parked);
             }
             let mut progressed = false;
             while let Some((uid, first)) = self.eligible.first().copied() {
@@ -700,7 +802,14 @@ impl ClickHouseReader {
                     .collect();
                 self.eligible.retain(|(u, _)| *u != uid);
                 let _ = first;
-                self.with_unit(uid, |r, u| r.start_steps(u, &batch, cache))?;
+                self.with_unit(uid, |r, u| {
+                    let batch = if r.stage_driven {
+                        r.admit_stage_driven(u, batch)?
+                    } else {
+                        batch
+                    };
+                    r.start_steps(u, &batch, cache)
+                })?;
                 progressed = true;
             }
             while let Some(uid) = self.dirty.pop_first() {
@@ -710,6 +819,7 @@ impl ClickHouseReader {
             if self.planned {
                 progressed |= self.issue_from_queues()?;
             }
+            progressed |= self.run_blocked_tasks()?;
             progressed |= self.start_decodes()?;
             if !progressed || !self.out.is_empty() {
                 break;
@@ -748,6 +858,7 @@ impl ClickHouseReader {
                 issued: true,
                 started_ns: Some(self.now_ns),
                 inline: false,
+                inline_took_thread: false,
                 stream: usize::MAX,
                 completed: false,
             },

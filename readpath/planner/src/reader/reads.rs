@@ -3,6 +3,7 @@
 
 use super::*;
 
+
 impl ClickHouseReader {
     pub(super) fn create_reads(
         &mut self,
@@ -143,6 +144,7 @@ impl ClickHouseReader {
                 issued: false,
                 started_ns: None,
                 inline: false,
+                inline_took_thread: false,
                 stream: u.stream,
                 completed: false,
             },
@@ -153,7 +155,13 @@ impl ClickHouseReader {
 
     /// Coupled issue of a created read: the per-file limit, then the IO pool (or inline).
     pub(super) fn submit_read_of(&mut self, u: &mut OpenUnit, id: u64) {
-        let limit = self.strategy.max_concurrent_reads_per_file;
+        // The redesign's stages hand their reads to the shared IO pool (R6), as the planning
+        // queue does: the per-file limit of the base chain does not apply.
+        let limit = if self.stage_driven {
+            0
+        } else {
+            self.strategy.max_concurrent_reads_per_file
+        };
         if limit > 0 && u.reads_running >= limit {
             u.local_waiting.push_back(id);
             self.local_queued += 1;
@@ -192,19 +200,28 @@ impl ClickHouseReader {
                 return;
             }
         }
-        let stream = read.stream;
+        let (stream, uid) = (read.stream, read.unit);
         let may_inline = self.inline_reads
             || (self.inline_footer_reads && matches!(read.purpose, Purpose::Footer));
         match self.io_pool.submit(id) {
             Slot::Started => self.start_read(id, false),
             Slot::Queued => {
+                // The unit's blocked decode task runs it on the thread it holds; otherwise
+                // (an index stage's read) it takes a free parsing thread.
+                let by_blocked = self.blocked.range((uid, 0)..(uid + 1, 0)).next().is_some();
                 if may_inline
-                    && self.decodes_running < self.max_parsing_threads
+                    && (by_blocked || self.parsing_threads_held() < self.max_parsing_threads)
                     && self.stream_thread_free(stream)
                     && self.io_pool.take_waiting(id)
                 {
                     self.take_stream_thread(stream);
-                    self.decodes_running += 1;
+                    if !by_blocked {
+                        self.decodes_running += 1;
+                        self.inline_threads += 1;
+                    }
+                    if let Some(r) = self.reads.get_mut(&id) {
+                        r.inline_took_thread = !by_blocked;
+                    }
                     self.inline_running += 1;
                     self.start_read(id, true);
                 }
@@ -244,7 +261,10 @@ impl ClickHouseReader {
         self.out.push_back(Action::Read(request));
     }
 
-    /// Planned issue: poll every open unit's queue while reads go out.
+    /// Planned issue: poll every open unit's queue while reads go out. The IO pool's queue is
+    /// not bounded: that is the first generation of the redesign (RD1); a later one (RD2,
+    /// Altinity `d7d093bf`) also waits while `2 x io_threads` reads wait for a thread
+    /// (`docs/readpath.md`, "What the code says").
     pub(super) fn issue_from_queues(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
         let ids: Vec<u32> = self.open_ids.iter().copied().collect();
@@ -264,36 +284,7 @@ impl ClickHouseReader {
                         &mut r.events,
                     )?;
                     let Some(issued) = polled else { break };
-                    r.planned_queued = r.planned_queued.saturating_sub(1);
-                    let id = issued.read.read_id;
-                    match r.reads.get_mut(&id) {
-                        Some(read) => {
-                            read.issued = true;
-                            read.charge = Some(issued.charge);
-                        }
-                        None => r.release_charge(issued.charge)?,
-                    }
-                    u.reads_running += 1;
-                    // The current subgroup's decode needs this read: if the pool is full, a
-                    // free decode thread runs it inline (as the base reader does), so the
-                    // pool does not bound the depth of pre-issued reads (FINDINGS F4, F5).
-                    let needed_now =
-                        context.privileged == Some((issued.read.row_group, issued.read.subgroup));
-                    match r.io_pool.submit(id) {
-                        Slot::Started => r.start_read(id, false),
-                        Slot::Queued => {
-                            if needed_now
-                                && r.decodes_running < r.max_parsing_threads
-                                && r.stream_thread_free(u.stream)
-                                && r.io_pool.take_waiting(id)
-                            {
-                                r.take_stream_thread(u.stream);
-                                r.decodes_running += 1;
-                                r.inline_running += 1;
-                                r.start_read(id, true);
-                            }
-                        }
-                    }
+                    r.on_queue_issued(u, issued)?;
                     n += 1;
                 }
                 Ok(n)
@@ -301,5 +292,28 @@ impl ClickHouseReader {
             any |= issued > 0;
         }
         Ok(any)
+    }
+
+    /// A read the planning queue released: it holds its charge and goes to the IO pool (a
+    /// blocked decode task may run it inline while it waits there).
+    pub(super) fn on_queue_issued(
+        &mut self,
+        u: &mut OpenUnit,
+        issued: readahead::Issued,
+    ) -> Result<(), PlanError> {
+        self.planned_queued = self.planned_queued.saturating_sub(1);
+        let id = issued.read.read_id;
+        match self.reads.get_mut(&id) {
+            Some(read) => {
+                read.issued = true;
+                read.charge = Some(issued.charge);
+            }
+            None => self.release_charge(issued.charge)?,
+        }
+        u.reads_running += 1;
+        if self.io_pool.submit(id) == Slot::Started {
+            self.start_read(id, false);
+        }
+        Ok(())
     }
 }

@@ -16,6 +16,43 @@ impl ClickHouseReader {
         Self::privileged(u) == Some((s.rg, s.kind.subgroup()))
     }
 
+    /// Stage-driven issue: a page step starts only if the Compressed pool admits its bytes;
+    /// refused steps wait for memory to free ([`Self::parked`]).
+    pub(super) fn admit_stage_driven(
+        &mut self,
+        u: &mut OpenUnit,
+        batch: Vec<u32>,
+    ) -> Result<Vec<u32>, PlanError> {
+        let mut admitted = Vec::with_capacity(batch.len());
+        for s in batch {
+            let Some(plan_step) = u.plan.steps.get(s as usize) else {
+                continue;
+            };
+            if !plan_step.kind.decodes() {
+                admitted.push(s);
+                continue;
+            }
+            let request = ChargeRequest {
+                stream: u.stream,
+                class: step_class(plan_step.kind),
+                bytes: plan_step.compressed_bytes,
+                running_tasks: self.decodes_running,
+                privileged: Self::is_privileged(u, s),
+            };
+            match self.memory.try_charge(request)? {
+                Admission::Charged(c) => {
+                    if let Some(st) = u.steps.get_mut(s as usize) {
+                        debug_assert!(st.charge.is_none());
+                        st.charge = Some(c);
+                    }
+                    admitted.push(s);
+                }
+                Admission::Refused(_) => self.parked.push((u.id, s)),
+            }
+        }
+        Ok(admitted)
+    }
+
     /// Coupled issue: start steps in order while dependencies, the serial chain, the
     /// row-group window and memory allow.
     pub(super) fn advance_cursor(
@@ -143,6 +180,9 @@ impl ClickHouseReader {
                 ready_now.push(s);
             }
         }
+        if self.stage_driven {
+            self.whole_short_chunks(u, &mut to_read, &mut owner);
+        }
         to_read.sort_unstable();
         to_read.dedup();
         if !to_read.is_empty() {
@@ -152,6 +192,47 @@ impl ClickHouseReader {
             self.step_ready(u, s)?;
         }
         Ok(())
+    }
+
+    /// `Prefetcher::splitRange`: a column chunk shorter than `min_bytes_for_seek` is not split
+    /// into the subgroup's pages but read whole (and may merge with its neighbours), so the
+    /// first subgroup that needs it requests every entry of its chunk.
+    fn whole_short_chunks(
+        &mut self,
+        u: &mut OpenUnit,
+        to_read: &mut Vec<u32>,
+        owner: &mut BTreeMap<u32, (u32, u32)>,
+    ) {
+        let seek = self.strategy.min_bytes_for_seek();
+        let groups: BTreeSet<u32> = to_read
+            .iter()
+            .filter_map(|&e| u.plan.entries.get(e as usize))
+            .map(|x| x.group)
+            .filter(|&g| g != 0)
+            .collect();
+        for g in groups {
+            let members = u.group_entries(g);
+            let bytes: u64 = members
+                .iter()
+                .filter_map(|&e| u.plan.entries.get(e as usize))
+                .map(|x| x.range.len())
+                .sum();
+            if bytes >= seek {
+                continue;
+            }
+            let key = to_read
+                .iter()
+                .filter(|&&e| u.plan.entries.get(e as usize).is_some_and(|x| x.group == g))
+                .filter_map(|e| owner.get(e).copied())
+                .min()
+                .unwrap_or((0, 0));
+            for e in members {
+                if u.entry_state.get(e as usize) == Some(&EntryState::Idle) && !to_read.contains(&e) {
+                    to_read.push(e);
+                    owner.entry(e).or_insert(key);
+                }
+            }
+        }
     }
 
     /// Entries of unit `uid` whose bytes arrived.
@@ -190,6 +271,7 @@ impl ClickHouseReader {
     }
 
     pub(super) fn step_ready(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {
+        self.unblock(u.id, s);
         u.started_not_ready = u.started_not_ready.saturating_sub(1);
         if self.serial {
             self.dirty.insert(u.id);
@@ -279,6 +361,7 @@ impl ClickHouseReader {
         state.status = StepStatus::Finished;
         let charge = state.charge.take();
         let dependents = state.dependents.clone();
+        self.unblock(u.id, s);
         if let Some(c) = charge {
             self.release_charge(c)?;
             self.decode_scan_needed = true;
@@ -310,7 +393,7 @@ impl ClickHouseReader {
                 st.unmet = st.unmet.saturating_sub(1);
                 if st.unmet == 0 && st.status == StepStatus::Waiting && !dropped {
                     st.status = StepStatus::Eligible;
-                    if self.planned {
+                    if self.eligible_driven {
                         let is_page = u
                             .plan
                             .steps
@@ -322,7 +405,7 @@ impl ClickHouseReader {
                     }
                 }
             }
-            if !self.planned {
+            if !self.eligible_driven {
                 self.dirty.insert(u.id);
             }
         }
@@ -360,7 +443,7 @@ impl ClickHouseReader {
                 }
             }
         }
-        if !self.planned {
+        if !self.eligible_driven {
             self.dirty.insert(u.id);
         }
         Ok(())
@@ -378,7 +461,7 @@ impl ClickHouseReader {
         while u.rgs.get(u.first_incomplete).is_some_and(|r| r.complete) {
             u.first_incomplete += 1;
         }
-        if !self.planned {
+        if !self.eligible_driven {
             self.dirty.insert(u.id);
         }
         if u.rgs_done == u.rgs.len() {

@@ -32,6 +32,7 @@ impl ClickHouseReader {
             use_offset_index: self.strategy.use_offset_index,
             subgroups: self.subgroups,
             planned: self.planned,
+            sequential_subgroups: self.stage_driven,
         };
         let plan = plan_file(file, &input);
         if self.record_needed {
@@ -147,6 +148,7 @@ impl ClickHouseReader {
             local_waiting: VecDeque::new(),
             reads_running: 0,
             reads_alive: 0,
+            groups: None,
             plan,
         };
         if let Some(s) = self.streams.get_mut(stream) {
@@ -198,7 +200,7 @@ impl ClickHouseReader {
         for (i, st) in u.steps.iter_mut().enumerate() {
             if st.unmet == 0 && st.status == StepStatus::Waiting {
                 st.status = StepStatus::Eligible;
-                if self.planned {
+                if self.eligible_driven {
                     let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
                     if u.current || !is_page {
                         self.eligible.push((u.id, i as u32));
@@ -206,7 +208,7 @@ impl ClickHouseReader {
                 }
             }
         }
-        if !self.planned {
+        if !self.eligible_driven {
             self.dirty.insert(u.id);
         }
         // Row groups with no step at all are complete now.
@@ -259,7 +261,7 @@ impl ClickHouseReader {
             return;
         }
         u.current = true;
-        if self.planned {
+        if self.eligible_driven {
             for (i, st) in u.steps.iter().enumerate() {
                 let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
                 if is_page && st.status == StepStatus::Eligible {

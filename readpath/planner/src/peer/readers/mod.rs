@@ -128,6 +128,7 @@ fn answer_rows(layout: &FileLayout, fi: FileIndex, query: &QuerySpec) -> BTreeMa
         use_offset_index: true,
         subgroups: false,
         planned: false,
+        sequential_subgroups: false,
     };
     let plan = plan_file(layout, &input);
     plan.row_groups

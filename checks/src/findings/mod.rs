@@ -1,4 +1,4 @@
-//! The findings checks (FINDINGS.md F1-F7): each runs a shipped scenario, compares what the
+//! The findings checks (`docs/findings.md` F1-F7): each runs a shipped scenario, compares what the
 //! simulator gives with what was measured on real S3, and says whether it lies inside the
 //! tolerance written beside it. `sim findings` prints them (the README's table is that output);
 //! `sim/tests/findings.rs` asserts the ones the simulator reproduces, and their companions: the
@@ -9,12 +9,14 @@ use experiments::run::{run_scenario, RunOptions, ScenarioRunError};
 use scenario::ScenarioError;
 use std::path::{Path, PathBuf};
 
+mod f8_f10;
+
 /// One check: a measured effect, its simulated value and the tolerance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Check {
     /// Stable name, e.g. `F4.floor0.gets`.
     pub id: &'static str,
-    /// `F1`..`F7`.
+    /// `F1`..`F10`.
     pub finding: &'static str,
     pub what: &'static str,
     pub measured: String,
@@ -23,7 +25,29 @@ pub struct Check {
     pub pass: bool,
     /// A mechanism-off companion: passes when the effect is gone with the mechanism off.
     pub companion: bool,
+    /// Why the model misses it, if it is a known miss ([`KNOWN_MISSES`]).
+    pub known_miss: Option<&'static str>,
 }
+
+/// Checks the model is known to miss, with what the model lacks. A test asserts this list is
+/// exactly the set of failing checks, so a fix or a new miss shows.
+pub const KNOWN_MISSES: &[(&str, &str)] = &[
+    (
+        "F8.in_flight",
+        "the IO queue is in decode order, so blocked decode threads rarely find a queued read \
+         to run inline; what else puts 19-70 GETs in flight is not in the sources read",
+    ),
+    (
+        "F10.base",
+        "base reads half the bytes and each GET is bandwidth-bound: serial miss runs and hits \
+         queued behind network reads do not outweigh that",
+    ),
+    (
+        "F10.requests",
+        "the redesign already merges most of a file's chunks into few reads cold; R8 has \
+         little left to merge",
+    ),
+];
 
 #[derive(Debug, thiserror::Error)]
 pub enum FindingsError {
@@ -107,6 +131,7 @@ impl Builder {
             tolerance: tolerance.into(),
             pass,
             companion,
+            known_miss: None,
         });
     }
 }
@@ -176,6 +201,12 @@ impl Findings {
         self.f5(&mut b)?;
         self.f6(&mut b)?;
         self.f7(&mut b)?;
+        self.f8(&mut b)?;
+        self.f9(&mut b)?;
+        self.f10(&mut b)?;
+        for c in &mut b.checks {
+            c.known_miss = KNOWN_MISSES.iter().find(|(id, _)| *id == c.id).map(|(_, why)| *why);
+        }
         Ok(b.checks)
     }
 
@@ -225,10 +256,12 @@ impl Findings {
             false,
         );
 
-        // Companion: without planned issue (R5 off: min bytes in flight 0) the gain is gone.
+        // Companion: without R5 (no issue queue and no stage-driven issue either: the base's
+        // serial stage chain) the gain is gone. Floor 0 alone is not R5 off: it keeps the
+        // stages' issue (F9).
         let no_r5 = self.report(
             "iceberg-bench.yaml",
-            &["arms.redesign.settings.input_format_parquet_min_bytes_in_flight=0"],
+            &["arms.redesign.settings.r5_issue_queue=false"],
             Some("metadata-warm"),
         )?;
         let warm_off = mean(&no_r5, "metadata-warm", "redesign", Metric::WallTime)?
@@ -236,7 +269,7 @@ impl Findings {
         b.push(
             "F1.warm.without_r5",
             "F1",
-            "companion: metadata warm, redesign with input_format_parquet_min_bytes_in_flight=0",
+            "companion: metadata warm, redesign without R5 (r5_issue_queue=false)",
             "(with it: -20%)",
             pct(warm_off),
             "the gain gone: above -5%",
@@ -579,10 +612,10 @@ impl Findings {
             control < 2.0,
             false,
         );
-        // Companion: without planned issue (min bytes in flight 0) the gap is gone.
+        // Companion: without R5 (the base's serial stage chain) the gap is gone.
         let off = self.report(
             "single-large-file.yaml",
-            &["arms.redesign.settings.input_format_parquet_min_bytes_in_flight=0"],
+            &["arms.redesign.settings.r5_issue_queue=false"],
             Some(case),
         )?;
         let c_off = mean(&off, case, "redesign", Metric::MeanConcurrentGets)?;
@@ -591,7 +624,7 @@ impl Findings {
         b.push(
             "F5.without_r5",
             "F5",
-            "companion: redesign with input_format_parquet_min_bytes_in_flight=0",
+            "companion: redesign without R5 (r5_issue_queue=false)",
             "(base: 0.98 in flight)",
             format!("{c_off:.2} in flight, {s_off:.1}x"),
             "under 1.2 in flight, under 2x",
@@ -756,7 +789,11 @@ pub fn markdown_table(checks: &[Check]) -> String {
             c.measured,
             c.simulated,
             c.tolerance,
-            if c.pass { "yes" } else { "**no**" }
+            match (c.pass, c.known_miss) {
+                (true, _) => "yes".to_string(),
+                (false, Some(why)) => format!("**no** (known: {why})"),
+                (false, None) => "**no**".to_string(),
+            }
         ));
     }
     let inside = checks.iter().filter(|c| c.pass).count();

@@ -1,0 +1,78 @@
+//! The parsing threads' time adds up (issue: "accounting that adds up"): for every case, arm
+//! and query of every shipped scenario, the reader's integral of decodes, blocked waits and idle
+//! threads equals threads x wall time, no more threads are ever held than exist, the blocked
+//! waits summed per task equal their integral over time and reach
+//! `ParquetFetchWaitTimeMicroseconds`, and the driver's decode time fits inside the busy
+//! integral.
+
+use drive::metric::Metric;
+use drive::{run_once, Recording};
+use std::path::Path;
+
+fn scenarios() -> Vec<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut v: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn parsing_thread_time_adds_up_on_every_shipped_scenario() {
+    let mut runs = 0;
+    for path in scenarios() {
+        let loaded = scenario::load(&path, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let tables = scenario::TableCache::default();
+        for (case, overrides) in scenario::cases(&loaded).unwrap() {
+            let r = scenario::resolve(&loaded.with_overrides(&overrides).unwrap(), &tables)
+                .unwrap_or_else(|e| panic!("{e}"));
+            // The first and the last query: the first pays the cold phases.
+            let picks: Vec<usize> = [0, r.queries.len().saturating_sub(1)]
+                .into_iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            for arm in &r.arms {
+                for &q in &picks {
+                    let out = run_once(&r, arm, q, &r.queries[q], 0, Recording::default())
+                        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                    let at = format!("{} / {case} / {} / query {q}", path.display(), arm.name);
+                    let t = out.thread_time;
+                    let wall = out.metrics.value(Metric::WallTime) as u64;
+                    if t.busy_ns == 0 && t.fetch_wait_ns == 0 && t.threads == 0 {
+                        continue; // a peer reader: no parsing pool modelled
+                    }
+                    assert_eq!(t.elapsed_ns, wall, "{at}: the integral covers the run");
+                    assert_eq!(t.overcommit_ns, 0, "{at}: more threads held than exist");
+                    assert_eq!(
+                        t.busy_ns + t.fetch_wait_ns + t.inline_read_ns + t.idle_ns,
+                        u64::from(t.threads) * wall,
+                        "{at}: busy + fetch wait + inline reads + idle = threads x wall"
+                    );
+                    assert_eq!(
+                        t.fetch_wait_ns, t.fetch_wait_sum_ns,
+                        "{at}: per-task waits equal their integral"
+                    );
+                    let event_ns = out.metrics.value(Metric::DecodeFetchWait);
+                    let slack_ns = 1_000.0 * (t.fetch_wait_tasks as f64 + 1.0);
+                    assert!(
+                        (event_ns - t.fetch_wait_ns as f64).abs() <= slack_ns,
+                        "{at}: ParquetFetchWaitTimeMicroseconds {event_ns} ns vs {} ns",
+                        t.fetch_wait_ns
+                    );
+                    let decode = out.metrics.value(Metric::DecodeBusy);
+                    assert!(
+                        decode <= t.busy_ns as f64 + 1.0,
+                        "{at}: decode time {decode} ns outside the busy integral {}",
+                        t.busy_ns
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs >= 20, "only {runs} runs checked");
+}

@@ -1,0 +1,245 @@
+//! Decode tasks that hold a parsing thread while their bytes are not in.
+//!
+//! In ClickHouse a `ColumnData` task is admitted (memory, and the stage's thread share) and then
+//! runs on a parsing thread, where `Prefetcher::getRangeData` blocks until its bytes are ready.
+//! If the read it needs is still queued in the IO pool (state `Scheduled`), the blocked thread
+//! wins the compare-and-swap and runs the GET itself, inline ("If prefetch not started, reads the
+//! data right here"). So GETs in flight reach the IO pool's size plus the blocked parsing threads
+//! (`docs/findings.md` F8: 19-70 at a 16-thread pool), and the time a blocked thread waits is
+//! `ParquetFetchWaitTimeMicroseconds` (`docs/readpath.md`, "What the code says").
+//!
+//! The model: the current subgroup of each incomplete row group of an open unit, in row-group
+//! order, whose reads are requested but not ready, holds a thread, up to the stage's thread
+//! share per reader and the threads the decodes leave free. In the redesign a blocked task
+//! takes its subgroup's reads out of the planning queue (the `ColumnDataPrefetch` demand path,
+//! which bypasses the target) and runs one of them inline whenever it waits in the IO pool.
+
+use super::*;
+
+/// `decode_thread_fraction` (Altinity PR #2235): the `ColumnData` stage's share of the parsing
+/// threads in the redesign.
+pub(crate) const DECODE_THREAD_FRACTION: f64 = 0.375;
+
+/// A decode task holding a parsing thread while it waits for its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockedTask {
+    /// When it started waiting.
+    pub since_ns: u64,
+    /// The read it runs inline now, if any.
+    pub inline_read: Option<u64>,
+}
+
+/// `ReadCommon.cpp` `getLimitsPerReader`: `max(lround(threads x fraction / readers + 0.5), 1)`.
+pub(crate) fn stage_threads(parsing_threads: u32, fraction: f64, readers: usize) -> u32 {
+    let share = f64::from(parsing_threads) * fraction / readers.max(1) as f64 + 0.5;
+    (share.round() as u32).max(1)
+}
+
+impl ClickHouseReader {
+    /// Threads held: decodes, inline reads on threads of their own (both in
+    /// `decodes_running`) and blocked tasks.
+    pub(super) fn parsing_threads_held(&self) -> u32 {
+        self.decodes_running + self.blocked.len() as u32
+    }
+
+    /// Whether unit `uid` may run one more `ColumnData` task (decoding or blocked): the
+    /// redesign bounds its tasks in progress by the stage's thread share per reader
+    /// (`checkTaskSchedulingLimits`: `batches_in_progress < parsing_threads`).
+    pub(super) fn column_data_slot_free(&self, uid: u32) -> bool {
+        if !self.blocked_inline {
+            return true;
+        }
+        let decoding = self.decoding_by_unit.get(&uid).copied().unwrap_or(0);
+        let blocked = self.blocked.range((uid, 0)..(uid + 1, 0)).count() as u32;
+        decoding + blocked < self.column_data_threads
+    }
+
+    /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
+    pub(super) fn run_blocked_tasks(&mut self) -> Result<bool, PlanError> {
+        let ids: Vec<u32> = self.open_ids.iter().copied().collect();
+        let before = self.out.len();
+        for uid in ids {
+            self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
+        }
+        Ok(self.out.len() > before)
+    }
+
+    fn blocked_tasks_of(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
+        if u.phase != Phase::Steps {
+            return Ok(());
+        }
+        self.admit_blocked(u);
+        let keys: Vec<(u32, u32)> = self
+            .blocked
+            .range((u.id, 0)..(u.id + 1, 0))
+            .filter(|(_, t)| t.inline_read.is_none())
+            .map(|(k, _)| *k)
+            .collect();
+        if !self.blocked_inline {
+            return Ok(());
+        }
+        for key in keys {
+            self.run_inline(u, key)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the unit's waiting current subgroups to the blocked set while threads allow.
+    fn admit_blocked(&mut self, u: &OpenUnit) {
+        let decoding = if self.blocked_inline {
+            self.decoding_by_unit.get(&u.id).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        let mut held = decoding + self.blocked.range((u.id, 0)..(u.id + 1, 0)).count() as u32;
+        let mut rg = u.first_incomplete;
+        while held < self.column_data_threads
+            && self.parsing_threads_held() < self.max_parsing_threads
+        {
+            let Some(state) = u.rgs.get(rg) else { break };
+            if !state.complete && !state.dropped {
+                if let Some(s) = Self::current_decode_step(u, rg) {
+                    let waiting = u
+                        .steps
+                        .get(s as usize)
+                        .is_some_and(|st| st.status == StepStatus::Started);
+                    if waiting && !self.blocked.contains_key(&(u.id, s)) {
+                        let task = BlockedTask {
+                            since_ns: self.now_ns,
+                            inline_read: None,
+                        };
+                        self.blocked.insert((u.id, s), task);
+                    }
+                    if waiting {
+                        held += 1;
+                    }
+                }
+            }
+            rg += 1;
+        }
+    }
+
+    /// The decode step of row group `rg`'s current subgroup that is not finished, if any.
+    fn current_decode_step(u: &OpenUnit, rg: usize) -> Option<u32> {
+        let state = u.rgs.get(rg)?;
+        let plan = u.plan.row_groups.get(rg)?;
+        plan.steps.clone().find(|&s| {
+            u.plan.steps.get(s as usize).is_some_and(|p| {
+                p.kind.decodes() && p.kind.subgroup() == state.subgroups_done
+            }) && u
+                .steps
+                .get(s as usize)
+                .is_some_and(|st| st.status != StepStatus::Finished)
+        })
+    }
+
+    /// A blocked task takes its subgroup's reads out of the planning queue and runs one that
+    /// waits in the IO pool itself.
+    fn run_inline(&mut self, u: &mut OpenUnit, key: (u32, u32)) -> Result<(), PlanError> {
+        let (_, s) = key;
+        let Some(subgroup) = u
+            .plan
+            .steps
+            .get(s as usize)
+            .map(|p| (p.rg, p.kind.subgroup()))
+        else {
+            return Ok(());
+        };
+        if self.planned {
+            self.demand_issue(u, subgroup)?;
+        }
+        let Some(plan_step) = u.plan.steps.get(s as usize) else {
+            return Ok(());
+        };
+        let mut reads: Vec<u64> = Vec::new();
+        for &e in &plan_step.entries {
+            if let Some(&id) = u.entry_read.get(e as usize) {
+                if id != u64::MAX {
+                    reads.push(id);
+                }
+            }
+            if let Some(extra) = u.extra_reads.get(&e) {
+                reads.extend(extra.iter().copied());
+            }
+        }
+        let Some(id) = reads.into_iter().find(|id| self.io_pool.is_waiting(*id)) else {
+            return Ok(());
+        };
+        if !self.io_pool.take_waiting(id) {
+            return Ok(());
+        }
+        if let Some(t) = self.blocked.get_mut(&(u.id, s)) {
+            debug_assert!(t.inline_read.is_none(), "a thread runs one read at a time");
+            t.inline_read = Some(id);
+        }
+        self.blocked_by_read.insert(id, (u.id, s));
+        self.inline_running += 1;
+        self.start_read(id, true);
+        Ok(())
+    }
+
+    /// The `ColumnDataPrefetch` demand path: every queued read of `subgroup` is issued now,
+    /// past the target (`takeQueuedReads`).
+    fn demand_issue(&mut self, u: &mut OpenUnit, subgroup: (u32, u32)) -> Result<(), PlanError> {
+        while u.queue.has_subgroup(subgroup) {
+            let context = AdmissionContext {
+                running_tasks: self.decodes_running,
+                privileged: Some(subgroup),
+            };
+            let polled = u.queue.poll(
+                self.now_ns,
+                &context,
+                &mut self.controller,
+                &mut self.memory,
+                &mut self.events,
+            )?;
+            let Some(issued) = polled else { break };
+            self.on_queue_issued(u, issued)?;
+        }
+        Ok(())
+    }
+
+    /// A blocked task's inline read finished: its thread waits again (or decodes).
+    pub(super) fn blocked_read_done(&mut self, read: u64) -> bool {
+        let Some(key) = self.blocked_by_read.remove(&read) else {
+            return false;
+        };
+        debug_assert!(self.inline_running > 0);
+        self.inline_running -= 1;
+        if let Some(t) = self.blocked.get_mut(&key) {
+            t.inline_read = None;
+        }
+        true
+    }
+
+    /// Step `s` of unit `uid` no longer waits (ready, or finished): its thread's wait ends.
+    pub(super) fn unblock(&mut self, uid: u32, s: u32) {
+        if let Some(t) = self.blocked.remove(&(uid, s)) {
+            let waited_ns = self.now_ns - t.since_ns;
+            self.events.add(
+                ProfileEvent::ParquetFetchWaitTimeMicroseconds,
+                waited_ns / 1_000,
+            );
+            self.thread_time.fetch_wait_sum_ns += waited_ns;
+            self.thread_time.fetch_wait_tasks += 1;
+            self.decode_scan_needed = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stage_threads_round_half_up_per_reader() {
+        // 16 parsing threads, one reader: lround(6 + 0.5) = 7 (ties away from zero).
+        assert_eq!(stage_threads(16, DECODE_THREAD_FRACTION, 1), 7);
+        // 25 readers share them: lround(0.24 + 0.5) = 1.
+        assert_eq!(stage_threads(16, DECODE_THREAD_FRACTION, 25), 1);
+        // Never 0.
+        assert_eq!(stage_threads(1, 0.01, 100), 1);
+        // The base's 0.2 at 16 threads: lround(3.2 + 0.5) = 4.
+        assert_eq!(stage_threads(16, 0.2, 1), 4);
+    }
+}

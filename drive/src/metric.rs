@@ -54,6 +54,8 @@ impl Unit {
             Unit::Nanoseconds => units::format_duration_f(v),
             Unit::Bytes => units::format_bytes_f(v),
             Unit::Count => format_count(v),
+            // Small ratios (an efficiency far from 1) keep two significant digits.
+            Unit::Ratio if v > 0.0 && v < 0.005 => format!("{v:.1e}x"),
             Unit::Ratio => format!("{:.2}x", v),
             Unit::Dollars => format!("${:.4}", v),
             Unit::Cores => format!("{:.2}", v),

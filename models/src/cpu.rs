@@ -50,15 +50,28 @@ impl Default for DecodeSpec {
 /// The work of a source's own pipeline thread on each chunk it emits (ClickHouse: the format
 /// source's `generate()`, before `Resize 1 -> N` spreads chunks over the consumers). Chunks of
 /// one source pass it one at a time, so one source over a whole file is a serial stage that
-/// row-group buckets (several sources) parallelise (`docs/findings.md` F7). Zero by default:
-/// calibrate it per scenario where a single-source bottleneck was measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+/// row-group buckets (several sources) parallelise (`docs/findings.md` F7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SourceSpec {
-    /// Cost per row on the source thread.
+    /// Cost per row on the source thread ([`SOURCE_PER_ROW_NS`]).
     pub per_row: Duration,
     /// Fixed cost per chunk.
     pub per_chunk: Duration,
+}
+
+/// Calibrated once, from F7 (`docs/findings.md`): one source over `hits.parquet` is 2.5-3x the
+/// 100-file copy (Q23 1.33-1.45 s vs 0.42 s); 5 ns x 100 M rows = 0.5 s of serial work on the
+/// source thread puts the simulated ratio at 2.8x. Every scenario uses it.
+pub const SOURCE_PER_ROW_NS: u64 = 5;
+
+impl Default for SourceSpec {
+    fn default() -> Self {
+        Self {
+            per_row: Duration(SOURCE_PER_ROW_NS),
+            per_chunk: Duration(0),
+        }
+    }
 }
 
 /// The downstream consumer of delivered chunks (an aggregation, say).

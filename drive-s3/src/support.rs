@@ -5,6 +5,9 @@
 //! it anyway would give a report that silently disagrees with `sim run`. Each refusal names the
 //! scenario key and says what to change.
 //!
+//! The CPU stand-ins (decode threads, each source's own thread, the consumers) are the driver
+//! loop's own (`drive::run_in`), so the real world runs them exactly as the simulated one.
+//!
 //! What is ignored, on purpose: the store model's latency, bandwidth, NIC and rate-limit figures
 //! (the real store replaces them). What is honoured: `store.retry` (attempts and backoff),
 //! `store.timeout` (per attempt, until the first body byte), `store.progress_chunk` (how often
@@ -53,13 +56,6 @@ pub fn check(r: &Resolved) -> Result<(), Unsupported> {
             "caches.iceberg_metadata",
             "the layout records Iceberg metadata objects by size only, with no object keys to \
              read; set `caches.iceberg_metadata: warm` to measure the data files alone",
-        ));
-    }
-    if r.cpu.source_ns(1) > 0 {
-        return Err(refuse(
-            "cpu.source",
-            "the real driver hands chunks straight to the consumer stand-ins, with no per-source \
-             thread stage; set `cpu.source` to zero (or measure with `sim run`)",
         ));
     }
     let f = &r.store.faults;

@@ -233,14 +233,18 @@ impl LineChart {
                         let style = c.stroke_width(2);
                         match i % 4 {
                             0 => chart
-                                .draw_series(s.points.iter().map(|p| Circle::new(*p, size, c.filled())))
+                                .draw_series(
+                                    s.points.iter().map(|p| Circle::new(*p, size, c.filled())),
+                                )
                                 .map(|_| ()),
                             1 => chart
                                 .draw_series(s.points.iter().map(|p| Circle::new(*p, size, style)))
                                 .map(|_| ()),
                             2 => chart
                                 .draw_series(
-                                    s.points.iter().map(|p| TriangleMarker::new(*p, size, style)),
+                                    s.points
+                                        .iter()
+                                        .map(|p| TriangleMarker::new(*p, size, style)),
                                 )
                                 .map(|_| ()),
                             _ => chart

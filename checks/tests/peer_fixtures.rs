@@ -34,7 +34,10 @@ fn every_preset_sends_what_its_reader_sent() {
                 ));
             }
             if c.identical < 0.95 {
-                failures.push(format!("{row}: {:.1}% of the ranges identical", c.identical * 100.0));
+                failures.push(format!(
+                    "{row}: {:.1}% of the ranges identical",
+                    c.identical * 100.0
+                ));
             }
             checked += 1;
         }
@@ -51,9 +54,28 @@ fn a_preset_off_its_reader_defaults_is_caught() {
     let work = tempfile::tempdir().unwrap();
     let layout = dir.join("small.layout");
     let csv = std::fs::read_to_string(dir.join("small-pyarrow.csv")).unwrap();
-    let real = replay_fixture(PeerShape::Small, PeerReader::Pyarrow, &layout, &csv, work.path()).unwrap();
-    let off = replay_fixture(PeerShape::Small, PeerReader::PyarrowNoPrebuffer, &layout, &csv, work.path()).unwrap();
+    let real = replay_fixture(
+        PeerShape::Small,
+        PeerReader::Pyarrow,
+        &layout,
+        &csv,
+        work.path(),
+    )
+    .unwrap();
+    let off = replay_fixture(
+        PeerShape::Small,
+        PeerReader::PyarrowNoPrebuffer,
+        &layout,
+        &csv,
+        work.path(),
+    )
+    .unwrap();
     assert_eq!(real.simulated.gets, real.measured.gets);
-    assert!(off.simulated.gets > off.measured.gets + 24, "{} vs {}", off.simulated.gets, off.measured.gets);
+    assert!(
+        off.simulated.gets > off.measured.gets + 24,
+        "{} vs {}",
+        off.simulated.gets,
+        off.measured.gets
+    );
     assert!(off.identical < real.identical);
 }

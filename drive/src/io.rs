@@ -4,13 +4,13 @@
 use super::readiness::CompositeRead;
 use super::trace::{ServedBy, TraceRow};
 use super::RunError;
-use scenario::{Resolved, ResolvedArm};
 use engine::EventQueue;
 use layout::ByteRange;
 use models::fs_cache::{FsCache, FsCacheMode};
 use models::page_cache::{PageCache, PageCacheMode};
 use models::store::{ClientEvent, GetRequest, Method, S3Client};
 use planner::{Event, Object, ReadRequest, ReadSource};
+use scenario::{Resolved, ResolvedArm};
 use std::collections::BTreeMap;
 
 /// Object ids: data files keep their index; Iceberg metadata objects live above 2^40.
@@ -108,7 +108,13 @@ impl IoWorld {
                 let mut pc = PageCache::new(spec, &mut rng).map_err(|e| model(&e))?;
                 // Each file's warm state from its own stream: the same whichever other files
                 // the table holds (a generated table holds only those its queries touch).
-                for (i, f) in r.table.files.iter().enumerate().filter(|(_, f)| f.materialized) {
+                for (i, f) in r
+                    .table
+                    .files
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.materialized)
+                {
                     let mut file_rng =
                         rngs.stream_for(engine::Subsystem::PageCache, i as u64 + 1, replication);
                     pc.warm(i as u64, f.size_bytes, &mut file_rng);
@@ -129,7 +135,13 @@ impl IoWorld {
         let fs_cache = match &r.fs_cache {
             Some(spec) => {
                 let mut fc = FsCache::new(spec).map_err(|e| model(&e))?;
-                for (i, f) in r.table.files.iter().enumerate().filter(|(_, f)| f.materialized) {
+                for (i, f) in r
+                    .table
+                    .files
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.materialized)
+                {
                     let mut file_rng =
                         rngs.stream_for(engine::Subsystem::FsCache, i as u64 + 1, replication);
                     fc.warm(i as u64, f.size_bytes, &mut file_rng);
@@ -326,7 +338,11 @@ impl IoWorld {
         let Some((fragment, get, fill_fs_cache)) = r.serial_gets.pop_front() else {
             return;
         };
-        let lead = r.composite.fragment(fragment).start.saturating_sub(get.start);
+        let lead = r
+            .composite
+            .fragment(fragment)
+            .start
+            .saturating_sub(get.start);
         self.start_get(
             now,
             GetPurpose::Fragment {

@@ -7,24 +7,24 @@
 
 mod io;
 pub mod metric;
-mod sim_world;
-pub mod world;
 pub mod metrics;
 pub mod readiness;
+mod sim_world;
 mod source;
 pub mod timeline;
 pub mod trace;
+pub mod world;
 
 use crate::metric::RunMetrics;
-use scenario::{Resolved, ResolvedArm, ResolvedQuery};
 use engine::EventQueue;
+use scenario::{Resolved, ResolvedArm, ResolvedQuery};
 pub mod bound;
-pub use sim_world::SimWorld;
-pub use world::{Runner, Simulated, World};
 use planner::{Action, Event, Reader};
+pub use sim_world::SimWorld;
 use std::collections::VecDeque;
 pub use timeline::TimelineRow;
 pub use trace::TraceRow;
+pub use world::{Runner, Simulated, World};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -218,8 +218,13 @@ impl CpuStandIns {
 
     fn decode(&mut self, r: &Resolved, now: u64, d: &planner::DecodeRequest) {
         let ns = r.cpu.decode_ns(d.compressed_bytes, d.decoded_bytes);
-        self.local
-            .schedule(now + ns, Local::DecodeDone { id: d.id, busy_ns: ns });
+        self.local.schedule(
+            now + ns,
+            Local::DecodeDone {
+                id: d.id,
+                busy_ns: ns,
+            },
+        );
     }
 
     fn deliver(&mut self, r: &Resolved, now: u64, chunk: planner::Chunk) {
@@ -243,7 +248,9 @@ impl CpuStandIns {
     /// Every stand-in finishing at or before `now`, as reader events in `out`.
     fn due(&mut self, r: &Resolved, now: u64, out: &mut Vec<(u64, Event)>) {
         while self.local.peek_time().is_some_and(|t| t <= now) {
-            let Some((t, ev)) = self.local.pop() else { break };
+            let Some((t, ev)) = self.local.pop() else {
+                break;
+            };
             match ev {
                 Local::DecodeDone { id, busy_ns } => {
                     self.decode_busy_ns += busy_ns;

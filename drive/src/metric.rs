@@ -160,8 +160,8 @@ pub const METRICS: &[Metric] = &{
     use Metric::*;
     [
         WallTime,
-    LowerBound,
-    Efficiency,
+        LowerBound,
+        Efficiency,
         Gets,
         Heads,
         Lists,
@@ -324,7 +324,9 @@ impl Metric {
             Metric::GetBusyTime => "integral of GETs in flight over time",
             Metric::MeanConcurrentGets => "time-weighted mean of GETs in flight",
             Metric::MaxConcurrentGets => "most GET attempts in flight at once",
-            Metric::PeakMemory => "sum of the per-pool peaks (an upper bound of the peak of the sum)",
+            Metric::PeakMemory => {
+                "sum of the per-pool peaks (an upper bound of the peak of the sum)"
+            }
             Metric::PeakMemoryOf(_) => "peak bytes charged to this memory budget",
             Metric::DecodeBusy => "decode threads' busy time, summed over threads",
             Metric::DecodeFetchWait => {

@@ -51,7 +51,11 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
     m.set(Metric::LowerBound, f.lower_bound_ns as f64);
     m.set(
         Metric::Efficiency,
-        if f.wall_ns == 0 { 1.0 } else { f.lower_bound_ns as f64 / f.wall_ns as f64 },
+        if f.wall_ns == 0 {
+            1.0
+        } else {
+            f.lower_bound_ns as f64 / f.wall_ns as f64
+        },
     );
     m.set(Metric::Gets, store.gets as f64);
     m.set(Metric::Heads, store.heads as f64);

@@ -50,7 +50,10 @@ fn no_shipped_run_beats_its_bound() {
         let file = path.file_name().unwrap().to_string_lossy().to_string();
         for (at, wall, bound) in runs(&file, &[]) {
             assert!(bound > 0.0, "{at}: a bound of 0 says nothing");
-            assert!(wall >= bound, "{at}: wall {wall} ns under its bound {bound} ns");
+            assert!(
+                wall >= bound,
+                "{at}: wall {wall} ns under its bound {bound} ns"
+            );
             n += 1;
         }
     }

@@ -1,9 +1,9 @@
 //! Plots of sweeps and timelines (PNG and SVG, via the `charts` crate).
 
-use drive::TimelineRow;
 use crate::report::{Metric, Unit};
 use crate::sweep::{Axis, Kind, SweepResult};
 use charts::{ChartError, Heatmap, LineChart, Panels, Series};
+use drive::TimelineRow;
 use std::path::{Path, PathBuf};
 
 /// Metrics plotted against a varied setting.
@@ -109,7 +109,11 @@ pub fn sweep_plots(
                 };
                 pts.push((x, scale(unit, s.mean)));
                 if s.n > 1 {
-                    band.push((x, scale(unit, s.mean - s.ci95), scale(unit, s.mean + s.ci95)));
+                    band.push((
+                        x,
+                        scale(unit, s.mean - s.ci95),
+                        scale(unit, s.mean + s.ci95),
+                    ));
                 }
             }
             series.push(Series {
@@ -152,7 +156,8 @@ pub fn sweep_plots(
                     .iter()
                     .find(|(n, _)| *n == Metric::WallTime)
                     .map(|x| x.1.mean);
-                if let (Some(&xi), Some(&yi), Some(s)) = (row.coords.first(), row.coords.get(1), s) {
+                if let (Some(&xi), Some(&yi), Some(s)) = (row.coords.first(), row.coords.get(1), s)
+                {
                     if let Some(cell) = z.get_mut(yi).and_then(|r| r.get_mut(xi)) {
                         *cell = s / 1e9;
                     }
@@ -219,7 +224,10 @@ pub fn timeline_plot(
             memory.push(Series {
                 name: pool.clone(),
                 points: steps(&|r: &TimelineRow| {
-                    r.memory.get(pi).map(|m| m.1 as f64 / mem_div).unwrap_or(0.0)
+                    r.memory
+                        .get(pi)
+                        .map(|m| m.1 as f64 / mem_div)
+                        .unwrap_or(0.0)
                 }),
                 band: vec![],
             });

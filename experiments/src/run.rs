@@ -166,7 +166,10 @@ pub fn run_scenario_with(
         for wanted in &opts.arms {
             if !r.arms.iter().any(|a| &a.name == wanted) {
                 let names: Vec<&str> = r.arms.iter().map(|a| a.name.as_str()).collect();
-                return Err(ScenarioRunError::NoSuchArm(wanted.clone(), names.join(", ")));
+                return Err(ScenarioRunError::NoSuchArm(
+                    wanted.clone(),
+                    names.join(", "),
+                ));
             }
         }
         if !opts.arms.is_empty() {

@@ -547,7 +547,11 @@ pub fn what_if(
                     .join(" ")
             ));
         }
-        for (k, v) in inherited.iter().chain(&a.shared_settings).chain(&a.settings) {
+        for (k, v) in inherited
+            .iter()
+            .chain(&a.shared_settings)
+            .chain(&a.settings)
+        {
             strategy.set(k, v).map_err(|e| WhatIfError::Strategy {
                 arm: name.clone(),
                 what: e.to_string(),

@@ -106,14 +106,17 @@ fn read_through_makes_fewer_requests_for_the_bytes_it_reads_through() {
     // 1 MiB islands every 2 MiB: within the 1.8 MB budget (30 ms x 60 MB/s, one block).
     let warm = WarmSpec {
         fraction: 0.5,
-        pattern: WarmPattern::Stripes {
-            stripe: Bytes(MIB),
-        },
+        pattern: WarmPattern::Stripes { stripe: Bytes(MIB) },
     };
     let (base_bytes, base_requests) = fetched(&mut cache(warm.clone()), PageCacheMode::Base, 3);
     let mut pc = cache(warm);
-    let (rt_bytes, rt_requests) =
-        fetched(&mut pc, PageCacheMode::ReadThrough { waste_permille: waste_permille(4) }, 3);
+    let (rt_bytes, rt_requests) = fetched(
+        &mut pc,
+        PageCacheMode::ReadThrough {
+            waste_permille: waste_permille(4),
+        },
+        3,
+    );
     let read_through = pc.stats().read_through_bytes;
     assert!(read_through > 0);
     assert_eq!(
@@ -132,9 +135,7 @@ fn read_through_makes_fewer_requests_for_the_bytes_it_reads_through() {
     let (deep_bytes, deep_requests) = fetched(
         &mut cache(WarmSpec {
             fraction: 0.5,
-            pattern: WarmPattern::Stripes {
-                stripe: Bytes(MIB),
-            },
+            pattern: WarmPattern::Stripes { stripe: Bytes(MIB) },
         }),
         PageCacheMode::ReadThrough {
             waste_permille: waste_permille(256),

@@ -248,7 +248,10 @@ impl<'de> Deserialize<'de> for Ordered {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a map of `name: values`, e.g. `input_format_parquet_coalesce_gap_bytes: 64KiB..16MiB:x4`")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Ordered, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Ordered, A::Error> {
                 let mut out = Vec::new();
                 while let Some((k, v)) = m.next_entry::<String, Scalar>()? {
                     if out.iter().any(|(x, _): &(String, String)| *x == k) {

@@ -61,7 +61,11 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
             let _ = writeln!(out, "#   arm {} = {}", a.name, a.strategy_name);
             let changed = a.changed_settings();
             if !changed.is_empty() {
-                let _ = writeln!(out, "#     settings that differ from the preset: {}", changed.join(", "));
+                let _ = writeln!(
+                    out,
+                    "#     settings that differ from the preset: {}",
+                    changed.join(", ")
+                );
             }
         }
     }
@@ -77,14 +81,16 @@ pub fn cases(loaded: &LoadedScenario) -> Result<Vec<(String, Vec<Override>)>, Sc
     for c in &loaded.file.cases {
         let mut ovs = Vec::new();
         for (k, v) in &c.set {
-            let ov = parse_override(&format!("{k}={}", v.0)).map(|o| o.at(Layer::Case)).map_err(|e| {
-                ScenarioError::at_key(
-                    &loaded.path,
-                    &loaded.text,
-                    k,
-                    format!("case {}: {e}", c.name),
-                )
-            })?;
+            let ov = parse_override(&format!("{k}={}", v.0))
+                .map(|o| o.at(Layer::Case))
+                .map_err(|e| {
+                    ScenarioError::at_key(
+                        &loaded.path,
+                        &loaded.text,
+                        k,
+                        format!("case {}: {e}", c.name),
+                    )
+                })?;
             ovs.push(ov);
         }
         out.push((c.name.clone(), ovs));

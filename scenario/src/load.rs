@@ -187,7 +187,12 @@ fn expand_setting(
             continue;
         };
         if strategy.honours(name) {
-            paths.push(vec!["arms".into(), i.to_string(), "settings".into(), name.into()]);
+            paths.push(vec![
+                "arms".into(),
+                i.to_string(),
+                "settings".into(),
+                name.into(),
+            ]);
         } else {
             not_honoured.push(format!("{arm} ({preset})"));
         }
@@ -265,7 +270,12 @@ fn apply_overrides(
                         }
                     } else if existing != &ov.value {
                         let arm = arms_of(tree)
-                            .get(target.get(1).and_then(|i| i.parse::<usize>().ok()).unwrap_or(0))
+                            .get(
+                                target
+                                    .get(1)
+                                    .and_then(|i| i.parse::<usize>().ok())
+                                    .unwrap_or(0),
+                            )
                             .map(|a| a.0.clone())
                             .unwrap_or_default();
                         notes.push(format!(

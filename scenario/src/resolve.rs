@@ -42,13 +42,26 @@ impl ResolvedArm {
     pub fn inert_settings(&self) -> Vec<String> {
         self.changed()
             .filter_map(|(s, v)| {
-                s.inert_because(&self.strategy)
-                    .map(|why| format!("arm {}: {} = {} does nothing ({why})", self.name, s.name, v.text()))
+                s.inert_because(&self.strategy).map(|why| {
+                    format!(
+                        "arm {}: {} = {} does nothing ({why})",
+                        self.name,
+                        s.name,
+                        v.text()
+                    )
+                })
             })
             .collect()
     }
 
-    fn changed(&self) -> impl Iterator<Item = (&'static planner::settings::Setting, planner::settings::Value)> + '_ {
+    fn changed(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            &'static planner::settings::Setting,
+            planner::settings::Value,
+        ),
+    > + '_ {
         let preset = planner::Strategy::preset(&self.strategy_name).ok();
         self.strategy
             .settings()
@@ -150,15 +163,19 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
             let files_key = wanted.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| {
                 (h ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3)
             });
-            tables.get_or_build(format!("{key}:files:{}:{files_key:016x}", wanted.len()), || {
-                let t = tablegen::generate_files(spec, f.seed, |i| {
-                    u32::try_from(i).is_ok_and(|i| wanted.contains(&i))
-                })
-                .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
-                // Once, where the table is built: cases and sweep points share it.
-                t.validate().map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
-                Ok(t)
-            })?
+            tables.get_or_build(
+                format!("{key}:files:{}:{files_key:016x}", wanted.len()),
+                || {
+                    let t = tablegen::generate_files(spec, f.seed, |i| {
+                        u32::try_from(i).is_ok_and(|i| wanted.contains(&i))
+                    })
+                    .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
+                    // Once, where the table is built: cases and sweep points share it.
+                    t.validate()
+                        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+                    Ok(t)
+                },
+            )?
         }
     };
 

@@ -22,7 +22,11 @@ fn calibrated(path: &str) -> bool {
 fn keys(prefix: &str, v: &Value, out: &mut Vec<String>) {
     if let Value::Object(map) = v {
         for (k, child) in map {
-            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
             out.push(path.clone());
             keys(&path, child, out);
         }
@@ -51,14 +55,21 @@ fn no_shipped_scenario_overrides_a_calibrated_constant() {
             .iter()
             .filter(|k| calibrated(k.split(' ').next().unwrap_or(k)))
             .collect();
-        assert!(bad.is_empty(), "{}: sets calibrated constants {bad:?}", path.display());
+        assert!(
+            bad.is_empty(),
+            "{}: sets calibrated constants {bad:?}",
+            path.display()
+        );
         match loaded.base_tree.get("store") {
             Some(Value::String(name)) => assert!(
                 ["s3-standard", "local-nvme"].contains(&name.as_str()),
                 "{}: store `{name}` is not one of the calibrated presets",
                 path.display()
             ),
-            other => panic!("{}: store must name a preset, found {other:?}", path.display()),
+            other => panic!(
+                "{}: store must name a preset, found {other:?}",
+                path.display()
+            ),
         }
         checked += 1;
     }
@@ -69,7 +80,9 @@ fn no_shipped_scenario_overrides_a_calibrated_constant() {
 fn the_check_catches_an_override() {
     assert!(calibrated("cpu.source.per_row"));
     assert!(calibrated("store.first_byte.median"));
-    assert!(calibrated("caches.page_cache.read_through.budget_override_bytes"));
+    assert!(calibrated(
+        "caches.page_cache.read_through.budget_override_bytes"
+    ));
     assert!(!calibrated("cpu.cores"));
     assert!(!calibrated("table.generate.file_count"));
     assert!(!calibrated("caches.page_cache.warm.fraction"));

@@ -86,7 +86,9 @@ fn an_empty_column_list_fails_validate_as_it_fails_run() {
     let start = text.find("  columns: [").unwrap();
     let end = start + text[start..].find('\n').unwrap();
     let bad = format!("{}  columns: []{}", &text[..start], &text[end..]);
-    let path = repo().join("scenarios").join(format!(".cli-test-{}.yaml", std::process::id()));
+    let path = repo()
+        .join("scenarios")
+        .join(format!(".cli-test-{}.yaml", std::process::id()));
     std::fs::write(&path, bad).unwrap();
     let p = path.to_str().unwrap();
     let (v_ok, _, v_err) = run(&["validate", p]);
@@ -125,7 +127,10 @@ fn a_setting_that_reaches_no_arm_is_an_error_and_a_partial_one_a_note() {
         "input_format_parquet_coalesce_gap_bytes=1MiB",
     ]);
     assert!(ok, "{err}");
-    assert!(err.contains("note:") && err.contains("R2, which is off"), "{err}");
+    assert!(
+        err.contains("note:") && err.contains("R2, which is off"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -5,8 +5,8 @@
 //! `sim findings` prints.
 
 mod common;
-use common::repo;
 use checks::findings::{markdown_table, Check, Findings, KNOWN_MISSES};
+use common::repo;
 use std::sync::OnceLock;
 
 /// Every check, run once for all the tests of this file.
@@ -107,7 +107,10 @@ fn f10_half_warm_page_cache() {
 fn known_misses_are_exactly_the_failing_checks() {
     let failing: Vec<&str> = checks().iter().filter(|c| !c.pass).map(|c| c.id).collect();
     let known: Vec<&str> = KNOWN_MISSES.iter().map(|(id, _)| *id).collect();
-    assert_eq!(failing, known, "update KNOWN_MISSES in checks/src/findings/mod.rs");
+    assert_eq!(
+        failing, known,
+        "update KNOWN_MISSES in checks/src/findings/mod.rs"
+    );
 }
 
 #[test]

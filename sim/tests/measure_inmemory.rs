@@ -4,8 +4,12 @@
 //! criterion). Run with `cargo test -p sim --features measure`.
 #![cfg(feature = "measure")]
 
-use experiments::report::Metric;
 use async_trait::async_trait;
+use drive::RunError;
+use drive_s3::{Measured, RealStore};
+use experiments::report::Metric;
+use experiments::run::{self, RunOptions};
+use experiments::run::{ScenarioOutput, ScenarioRunError};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use object_store::memory::InMemory;
@@ -14,10 +18,6 @@ use object_store::{
     CopyOptions, GetOptions, GetRange, GetResult, ListResult, MultipartUpload, ObjectMeta,
     ObjectStore, ObjectStoreExt, PutMultipartOptions, PutOptions, PutPayload, PutResult,
 };
-use drive::RunError;
-use drive_s3::{Measured, RealStore};
-use experiments::run::{ScenarioOutput, ScenarioRunError};
-use experiments::run::{self, RunOptions};
 use scenario::LoadedScenario;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -218,7 +218,6 @@ fn requests_by_arm(trace_csv: &str) -> RequestsByArm {
     out
 }
 
-
 /// A measured run as `sim measure` makes it: one replication unless asked.
 fn measure(
     loaded: &scenario::LoadedScenario,
@@ -369,7 +368,9 @@ fn progress_feeds_partial_readiness_and_first_byte_precedes_the_end() {
     let m = &arm[0].runs[0];
     // Reads of several MiB report progress: the redesign serves ranges from partial reads.
     assert!(
-        m.value(Metric::Event(planner::ProfileEvent::ParquetPartialReadsServed)) > 0.0,
+        m.value(Metric::Event(
+            planner::ProfileEvent::ParquetPartialReadsServed
+        )) > 0.0,
         "no partial read was served: progress events did not reach the reader"
     );
     let mut rd = csv::ReaderBuilder::new()
@@ -435,7 +436,16 @@ fn scenario_features_the_real_driver_cannot_honour_are_refused_by_key() {
         let e = measure(&loaded, RunOptions::default(), &real, &rt, 0)
             .err()
             .unwrap_or_else(|| panic!("`{key}` was not refused"));
-        assert!(matches!(e, ScenarioRunError::Case { source: RunError::Unsupported { .. }, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                ScenarioRunError::Case {
+                    source: RunError::Unsupported { .. },
+                    ..
+                }
+            ),
+            "{e}"
+        );
         assert!(e.to_string().contains(key), "{e}");
     }
 }
@@ -468,8 +478,6 @@ fn unknown_arm_is_an_error_that_lists_the_arms() {
         arms: vec!["redesgin".into()],
         ..Default::default()
     };
-    let e = measure(&loaded, opts, &real, &rt, 0)
-        .err()
-        .unwrap();
+    let e = measure(&loaded, opts, &real, &rt, 0).err().unwrap();
     assert!(e.to_string().contains("base, redesign"), "{e}");
 }

@@ -4,13 +4,12 @@
 //! a store model of the injected network. Run with `cargo test -p sim --features testbed`.
 #![cfg(feature = "testbed")]
 
-use experiments::report::Metric;
 use drive_s3::{Measured, RealStore, S3Endpoint};
+use experiments::report::Metric;
 use experiments::run::{self, RunOptions, ScenarioOutput, ScenarioRunError};
 use testbed::{SmallFilesShape, TestBed, TestBedConfig};
 
 const RTT_NS: u64 = 30_000_000;
-
 
 /// A measured run as `sim measure` makes it: one replication unless asked.
 fn measure(
@@ -125,7 +124,13 @@ arms:
             Metric::TaskBytes,
             Metric::Rows,
         ] {
-            assert_eq!(mm.value(metric), sm.value(metric), "arm {}: {}", m.arm, metric.name());
+            assert_eq!(
+                mm.value(metric),
+                sm.value(metric),
+                "arm {}: {}",
+                m.arm,
+                metric.name()
+            );
         }
         let (mw, sw) = (mm.value(Metric::WallTime), sm.value(Metric::WallTime));
         eprintln!(

@@ -10,7 +10,10 @@ use scenario::{Layer, TableCache};
 fn value(s: &scenario::LoadedScenario, arm: &str, key: &str) -> String {
     let r = scenario::resolve(s, &TableCache::default()).unwrap_or_else(|e| panic!("{e}"));
     let a = r.arms.iter().find(|a| a.name == arm).unwrap();
-    a.strategy.value(key).map(|v| v.text()).unwrap_or_else(|| "-".into())
+    a.strategy
+        .value(key)
+        .map(|v| v.text())
+        .unwrap_or_else(|| "-".into())
 }
 
 fn ov(text: &str, layer: Layer) -> scenario::Override {
@@ -38,13 +41,24 @@ fn each_layer_beats_the_one_below() {
     // The shared setting is not a setting of duckdb: it does not reach that arm.
     assert_eq!(value(&l, "duck", GAP), "-");
     // A case's `set:` beats the arm's own.
-    let case = l.with_overrides(&[ov("input_format_parquet_coalesce_gap_bytes=5MiB", Layer::Case)]).unwrap();
+    let case = l
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_bytes=5MiB",
+            Layer::Case,
+        )])
+        .unwrap();
     assert_eq!(value(&case, "own", GAP), "5MiB");
     // `--set` beats the case, whatever order they were given in.
     let cli_then_case = l
-        .with_overrides(&[ov("input_format_parquet_coalesce_gap_bytes=7MiB", Layer::CommandLine)])
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_bytes=7MiB",
+            Layer::CommandLine,
+        )])
         .unwrap()
-        .with_overrides(&[ov("input_format_parquet_coalesce_gap_bytes=5MiB", Layer::Case)])
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_bytes=5MiB",
+            Layer::Case,
+        )])
         .unwrap();
     assert_eq!(value(&cli_then_case, "own", GAP), "7MiB");
     assert_eq!(value(&cli_then_case, "redesign", GAP), "7MiB");
@@ -55,12 +69,18 @@ fn each_layer_beats_the_one_below() {
     );
     // A sweep point beats `--set`.
     let point = cli_then_case
-        .with_overrides(&[ov("input_format_parquet_coalesce_gap_bytes=9MiB", Layer::Point)])
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_bytes=9MiB",
+            Layer::Point,
+        )])
         .unwrap();
     assert_eq!(value(&point, "own", GAP), "9MiB");
     // A later, higher-layer path to one arm beats a lower bare name.
     let path = cli_then_case
-        .with_overrides(&[ov("arms.own.settings.input_format_parquet_coalesce_gap_bytes=11MiB", Layer::Point)])
+        .with_overrides(&[ov(
+            "arms.own.settings.input_format_parquet_coalesce_gap_bytes=11MiB",
+            Layer::Point,
+        )])
         .unwrap();
     assert_eq!(value(&path, "own", GAP), "11MiB");
     assert_eq!(value(&path, "redesign", GAP), "7MiB");
@@ -69,12 +89,29 @@ fn each_layer_beats_the_one_below() {
 #[test]
 fn a_bare_setting_reaches_every_arm_that_honours_it_and_says_which_it_does_not() {
     let l = scenario_with_layers()
-        .with_overrides(&[ov("input_format_parquet_coalesce_gap_bytes=2MiB", Layer::CommandLine)])
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_bytes=2MiB",
+            Layer::CommandLine,
+        )])
         .unwrap();
     assert_eq!(value(&l, "base", GAP), "2MiB");
-    assert_eq!(value(&l, "own", GAP), "2MiB", "the arm's own value is overridden");
-    assert!(l.notes.iter().any(|n| n.contains("overrides arm own's own")), "{:?}", l.notes);
-    assert!(l.notes.iter().any(|n| n.contains("not to duck (duckdb)")), "{:?}", l.notes);
+    assert_eq!(
+        value(&l, "own", GAP),
+        "2MiB",
+        "the arm's own value is overridden"
+    );
+    assert!(
+        l.notes
+            .iter()
+            .any(|n| n.contains("overrides arm own's own")),
+        "{:?}",
+        l.notes
+    );
+    assert!(
+        l.notes.iter().any(|n| n.contains("not to duck (duckdb)")),
+        "{:?}",
+        l.notes
+    );
 }
 
 #[test]
@@ -85,29 +122,50 @@ fn a_setting_no_arm_honours_is_an_error() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("applies to no arm") && e.contains("base (clickhouse-base)"), "{e}");
+    assert!(
+        e.contains("applies to no arm") && e.contains("base (clickhouse-base)"),
+        "{e}"
+    );
     let e = l
-        .with_overrides(&[ov("input_format_parquet_coalesce_gap_byte=1MiB", Layer::CommandLine)])
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_byte=1MiB",
+            Layer::CommandLine,
+        )])
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"), "{e}");
+    assert!(
+        e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"),
+        "{e}"
+    );
     // A ClickHouse setting in a duckdb arm's own settings is refused, naming the preset.
     let text = small(2, 2, "  - name: duck\n    strategy: duckdb\n    settings: { input_format_parquet_coalesce_gap_bytes: 1MiB }\n");
     let l = parse(&text).unwrap();
-    let e = scenario::resolve(&l, &TableCache::default()).err().unwrap().to_string();
-    assert!(e.contains("not a setting of duckdb") && e.contains("allow_gap"), "{e}");
+    let e = scenario::resolve(&l, &TableCache::default())
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("not a setting of duckdb") && e.contains("allow_gap"),
+        "{e}"
+    );
 }
 
 #[test]
 fn reports_show_what_each_arm_ran_with() {
     let l = scenario_with_layers()
-        .with_overrides(&[ov("input_format_parquet_coalesce_gap_bytes=6MiB", Layer::CommandLine)])
+        .with_overrides(&[ov(
+            "input_format_parquet_coalesce_gap_bytes=6MiB",
+            Layer::CommandLine,
+        )])
         .unwrap();
-    let out = run(&l, &experiments::run::RunOptions {
-        cases: vec!["c".into()],
-        ..Default::default()
-    });
+    let out = run(
+        &l,
+        &experiments::run::RunOptions {
+            cases: vec!["c".into()],
+            ..Default::default()
+        },
+    );
     let table = out.report.to_table();
     assert!(
         table.contains("own (clickhouse-redesign) ran with: max_threads = 4, max_parsing_threads = 4, input_format_parquet_coalesce_gap_bytes = 6MiB"),
@@ -120,7 +178,9 @@ fn reports_show_what_each_arm_ran_with() {
         .unwrap();
     assert!(!base_line.contains(GAP), "{base_line}");
     assert!(
-        out.notes.iter().any(|n| n.contains("arm base") && n.contains("R2, which is off")),
+        out.notes
+            .iter()
+            .any(|n| n.contains("arm base") && n.contains("R2, which is off")),
         "{:?}",
         out.notes
     );

@@ -2,8 +2,8 @@
 //! in a scenario, and a simulated trace round-trips through `sim fit` and `sim replay`.
 
 mod common;
-use experiments::report::Metric;
 use common::*;
+use experiments::report::Metric;
 use experiments::run::RunOptions;
 
 #[test]

@@ -14,7 +14,11 @@ fn library_sources() -> Vec<(String, String)> {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             if p.is_dir() {
-                if !name.starts_with('.') && name != "target" && name != "tests" && name != "benches" {
+                if !name.starts_with('.')
+                    && name != "target"
+                    && name != "tests"
+                    && name != "benches"
+                {
                     stack.push(p);
                 }
             } else if name.ends_with(".rs") && p.components().any(|c| c.as_os_str() == "src") {
@@ -46,7 +50,11 @@ fn written_once(names: &[&str], registry: &str) {
             wrong.push(format!("{name}: {hits:?}"));
         }
     }
-    assert!(wrong.is_empty(), "written more than once, or outside {registry}:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "written more than once, or outside {registry}:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

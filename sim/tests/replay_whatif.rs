@@ -4,8 +4,8 @@
 //! scenario does; needed rows change nothing for `sim fit` and open-loop replay.
 
 mod common;
-use experiments::report::Metric;
 use common::*;
+use experiments::report::Metric;
 use experiments::run::RunOptions;
 use experiments::whatif::{rebuild, what_if, WhatIfArm, WhatIfError, WhatIfOptions};
 use tracefit::{ParseOptions, ParsedTrace, ServedBy};
@@ -159,7 +159,11 @@ fn redesign_vs_base_on_many_small_files_moves_as_the_full_scenario_does() {
     let scenario = |a: &str, m: Metric| metric(&report, "default", a, m);
     for (row, a) in w.rows[1..].iter().zip(["base", "redesign", "floor-0"]) {
         assert_eq!(row.gets as f64, scenario(a, Metric::Gets), "{a}\n{table}");
-        assert_eq!(row.bytes as f64, scenario(a, Metric::StoreBytes), "{a}\n{table}");
+        assert_eq!(
+            row.bytes as f64,
+            scenario(a, Metric::StoreBytes),
+            "{a}\n{table}"
+        );
     }
     let (base, redesign, floor0) = (&w.rows[1], &w.rows[2], &w.rows[3]);
     let sign = |x: f64| x.partial_cmp(&0.0).unwrap();
@@ -221,7 +225,8 @@ fn a_what_if_starts_from_the_recorded_settings() {
     let base = trace.runs.iter().find(|m| m.arm == "base").unwrap();
     assert_eq!(base.strategy, "clickhouse-base");
     assert!(
-        base.settings.contains(&("max_threads".to_string(), "4".to_string())),
+        base.settings
+            .contains(&("max_threads".to_string(), "4".to_string())),
         "{:?}",
         base.settings
     );
@@ -233,6 +238,15 @@ fn a_what_if_starts_from_the_recorded_settings() {
     let spec = models::store::StoreSpec::preset("s3-standard").unwrap();
     let w = what_if(&trace, &spec, &[arm("clickhouse-base", &[], &[])], &options).unwrap();
     let wall = metric(&report, "default", "base", Metric::WallTime);
-    assert_eq!(w.rows[1].wall_ns.map(|w| w as f64), Some(wall), "{}", w.to_table());
-    assert!(w.to_table().contains("recorded run's settings"), "{}", w.to_table());
+    assert_eq!(
+        w.rows[1].wall_ns.map(|w| w as f64),
+        Some(wall),
+        "{}",
+        w.to_table()
+    );
+    assert!(
+        w.to_table().contains("recorded run's settings"),
+        "{}",
+        w.to_table()
+    );
 }

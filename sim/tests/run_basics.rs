@@ -1,8 +1,8 @@
 //! Scenario-level tests of `sim run`: determinism, conservation, faults, caches.
 
 mod common;
-use experiments::report::Metric;
 use common::*;
+use experiments::report::Metric;
 use experiments::run::RunOptions;
 
 #[test]
@@ -69,7 +69,10 @@ fn injected_faults_are_retried_and_lose_no_read() {
             metric(&faulty, "default", arm, Metric::StoreRetries) > 0.0,
             "{arm}: no retries happened"
         );
-        assert!(metric(&faulty, "default", arm, Metric::Gets) > metric(&clean, "default", arm, Metric::Gets));
+        assert!(
+            metric(&faulty, "default", arm, Metric::Gets)
+                > metric(&clean, "default", arm, Metric::Gets)
+        );
     }
 }
 

@@ -118,7 +118,10 @@ fn resume_refuses_another_sweeps_file_naming_what_differs() {
     let mut more_reps = opts(path.clone(), true);
     more_reps.reps = Some(3);
     let e = run_sweep(&l, &more_reps).err().unwrap().to_string();
-    assert!(e.contains("reps") && e.contains("`1` in the file, `3` now"), "{e}");
+    assert!(
+        e.contains("reps") && e.contains("`1` in the file, `3` now"),
+        "{e}"
+    );
 
     let with_set = l
         .with_overrides(&[scenario::parse_override("max_threads=2").unwrap()])
@@ -132,7 +135,11 @@ fn resume_refuses_another_sweeps_file_naming_what_differs() {
     other_values.axes[1] = parse_vary("store.first_byte.median=10ms,80ms").unwrap();
     let e = run_sweep(&l, &other_values).err().unwrap().to_string();
     assert!(e.contains("axes"), "{e}");
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "refusals change nothing");
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        before,
+        "refusals change nothing"
+    );
 
     let foreign = tmp("foreign.csv");
     std::fs::write(&foreign, "a,b,c\n1,2,3\n").unwrap();
@@ -155,7 +162,10 @@ fn an_axis_given_twice_is_refused() {
         "input_format_parquet_min_bytes_in_flight=0,64MiB".to_string(),
         "input_format_parquet_min_bytes_in_flight=16MiB".to_string(),
     ];
-    let e = experiments::sweep::axes_for(&l, &args).err().unwrap().to_string();
+    let e = experiments::sweep::axes_for(&l, &args)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("varied twice"), "{e}");
 }
 
@@ -178,8 +188,16 @@ fn axis_columns_hold_what_each_arm_ran_with() {
             .unwrap()
     };
     assert_eq!(value("redesign", 1), "128MiB");
-    assert_eq!(value("floor-0", 0), "16MiB", "the axis overrides the arm's own 0");
-    assert_eq!(value("base", 0), "-", "base has R5 off: the floor did nothing there");
+    assert_eq!(
+        value("floor-0", 0),
+        "16MiB",
+        "the axis overrides the arm's own 0"
+    );
+    assert_eq!(
+        value("base", 0),
+        "-",
+        "base has R5 off: the floor did nothing there"
+    );
     assert_eq!(value("duck", 0), "-", "duckdb does not honour it");
     assert!(
         res.notes.iter().any(|n| n.contains("duck")),

@@ -88,6 +88,9 @@ fn bad_parameters_are_clear_errors() {
     let mut o = opts(5, 1);
     o.params = vec![parse_param("allow_gap=4KiB..1MiB").unwrap()];
     let e = tune(&t, &o).err().expect("not honoured").to_string();
-    assert!(e.contains("redesign") && e.contains("does not honour"), "{e}");
+    assert!(
+        e.contains("redesign") && e.contains("does not honour"),
+        "{e}"
+    );
     assert!(targets(&loaded, Some("nope")).is_err());
 }

@@ -3,8 +3,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use layout::format::{read_table, write_table, write_table_with, Compression, WriteOptions};
-use tablegen::{generate, GeneratorSpec};
 use std::hint::black_box;
+use tablegen::{generate, GeneratorSpec};
 
 fn many_small_files() -> GeneratorSpec {
     serde_saphyr::from_str(include_str!("../tests/specs/many-small-files.yaml"))

@@ -906,7 +906,10 @@ impl<'a> Plan<'a> {
                 let mut rng = stream(self.seed, "layout.iceberg", 0);
                 let mut manifest_bytes = Vec::with_capacity(ice.manifest_count as usize);
                 for _ in 0..ice.manifest_count {
-                    manifest_bytes.push(ice.manifest_size.sample(&mut rng, "iceberg.manifest_size")?);
+                    manifest_bytes.push(
+                        ice.manifest_size
+                            .sample(&mut rng, "iceberg.manifest_size")?,
+                    );
                 }
                 Some(IcebergMetadata {
                     metadata_json_bytes: ice.metadata_json_size.0,
@@ -1313,7 +1316,12 @@ mod tests {
         s.chunk_jitter_sigma = 0.4;
         s.columns.weights = WeightDist::Lognormal { sigma: 1.0 };
         let whole = generate(&s, 11).unwrap();
-        for subset in [vec![0u64], vec![39], vec![3, 17, 25], (0..40).step_by(7).collect()] {
+        for subset in [
+            vec![0u64],
+            vec![39],
+            vec![3, 17, 25],
+            (0..40).step_by(7).collect(),
+        ] {
             let part = generate_files(&s, 11, |i| subset.contains(&i)).unwrap();
             part.validate().unwrap();
             assert_eq!(part.files.len(), whole.files.len());

@@ -2,9 +2,9 @@
 //! byte overwrites: every damaged file is refused with a FormatError, none panics.
 
 use layout::format::{read_table, write_table, FormatError};
-use tablegen::{generate, GeneratorSpec};
 use proptest::prelude::*;
 use std::sync::OnceLock;
+use tablegen::{generate, GeneratorSpec};
 
 fn good_file() -> &'static Vec<u8> {
     static FILE: OnceLock<Vec<u8>> = OnceLock::new();

@@ -2,8 +2,8 @@
 //! valid tables with the stated shape, and survive the layout file format.
 
 use layout::format::{read_table, write_table};
-use tablegen::{generate, GeneratorSpec};
 use layout::Table;
+use tablegen::{generate, GeneratorSpec};
 
 const KIB: u64 = 1 << 10;
 const MIB: u64 = 1 << 20;

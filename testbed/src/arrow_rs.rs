@@ -79,7 +79,9 @@ pub fn read(
                 .build()
                 .map_err(|e| err(&format!("reading {key}"), e))?;
             while let Some(batch) = stream.next().await {
-                rows += batch.map_err(|e| err(&format!("reading {key}"), e))?.num_rows() as u64;
+                rows += batch
+                    .map_err(|e| err(&format!("reading {key}"), e))?
+                    .num_rows() as u64;
             }
         }
         Ok(ArrowRsRead {

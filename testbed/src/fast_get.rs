@@ -178,7 +178,11 @@ impl FastGetFs {
             .object_path(&req.input.bucket, &req.input.key)
             .is_some_and(|p| p.is_file());
         if !is_file {
-            return Err(s3s::s3_error!(NoSuchKey, "no object called {}", req.input.key));
+            return Err(s3s::s3_error!(
+                NoSuchKey,
+                "no object called {}",
+                req.input.key
+            ));
         }
         self.inner.head_object(req).await
     }

@@ -118,8 +118,18 @@ pub fn clf_time(unix_s: u64) -> String {
 
 /// The side CSV's columns, in order.
 const CSV_HEADER: [&str; 12] = [
-    "method", "key", "query", "range_header", "range_start", "range_end", "status",
-    "bytes_sent", "object_size", "start_ns", "first_byte_ns", "last_byte_ns",
+    "method",
+    "key",
+    "query",
+    "range_header",
+    "range_start",
+    "range_end",
+    "status",
+    "bytes_sent",
+    "object_size",
+    "start_ns",
+    "first_byte_ns",
+    "last_byte_ns",
 ];
 
 /// Rows a side CSV may hold (a fixture is a few hundred; a check-peers run a few thousand).
@@ -175,16 +185,28 @@ pub fn from_csv(text: &str) -> Result<Vec<RequestRecord>, String> {
         let field = |c: usize| rec.get(c).unwrap_or("");
         let num = |c: usize| -> Result<u64, String> {
             field(c).parse().map_err(|_| {
-                format!("line {line}, column `{}`: `{}` is not a whole number", CSV_HEADER[c], field(c))
+                format!(
+                    "line {line}, column `{}`: `{}` is not a whole number",
+                    CSV_HEADER[c],
+                    field(c)
+                )
             })
         };
         let opt = |c: usize| -> Result<Option<u64>, String> {
-            if field(c).is_empty() { Ok(None) } else { num(c).map(Some) }
+            if field(c).is_empty() {
+                Ok(None)
+            } else {
+                num(c).map(Some)
+            }
         };
         let range = match (opt(4)?, opt(5)?) {
             (Some(a), Some(b)) if a <= b => Some((a, b)),
             (None, None) => None,
-            _ => return Err(format!("line {line}: range_start and range_end must both be given, start <= end")),
+            _ => {
+                return Err(format!(
+                    "line {line}: range_start and range_end must both be given, start <= end"
+                ))
+            }
         };
         out.push(RequestRecord {
             method: field(0).to_string(),
@@ -192,7 +214,8 @@ pub fn from_csv(text: &str) -> Result<Vec<RequestRecord>, String> {
             query: field(2).to_string(),
             range_header: Some(field(3).to_string()).filter(|h| !h.is_empty()),
             range,
-            status: u16::try_from(num(6)?).map_err(|_| format!("line {line}: status out of range"))?,
+            status: u16::try_from(num(6)?)
+                .map_err(|_| format!("line {line}: status out of range"))?,
             bytes_sent: num(7)?,
             object_size: opt(8)?,
             start_ns: num(9)?,
@@ -312,7 +335,11 @@ fn parse_content_range(v: &str) -> Option<(u64, u64, u64)> {
     let rest = v.strip_prefix("bytes ")?;
     let (span, size) = rest.split_once('/')?;
     let (a, b) = span.split_once('-')?;
-    let (a, b, size) = (a.parse::<u64>().ok()?, b.parse::<u64>().ok()?, size.parse().ok()?);
+    let (a, b, size) = (
+        a.parse::<u64>().ok()?,
+        b.parse::<u64>().ok()?,
+        size.parse().ok()?,
+    );
     (a <= b).then_some((a, b + 1, size))
 }
 

@@ -113,11 +113,7 @@ impl Server {
 /// The send buffer of each accepted connection.
 const SEND_BUFFER_BYTES: usize = 256 * 1024;
 
-async fn accept_loop(
-    listener: TcpListener,
-    service: Logged,
-    mut stopped: watch::Receiver<bool>,
-) {
+async fn accept_loop(listener: TcpListener, service: Logged, mut stopped: watch::Receiver<bool>) {
     let http = ConnBuilder::new(TokioExecutor::new());
     loop {
         let stream = tokio::select! {

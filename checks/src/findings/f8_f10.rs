@@ -14,8 +14,8 @@ impl Findings {
             let r = self.report("single-large-file.yaml", &[set], Some(case))?;
             mean(&r, case, a, Metric::WallTime)
         };
-        let base_ratio = wall("max_download_threads=4", "base")?
-            / wall("max_download_threads=128", "base")?;
+        let base_ratio =
+            wall("max_download_threads=4", "base")? / wall("max_download_threads=128", "base")?;
         b.push(
             "F8.base",
             "F8",
@@ -85,7 +85,8 @@ impl Findings {
     pub(super) fn f9(&self, b: &mut Builder) -> Result<(), FindingsError> {
         let case = "459-row-groups";
         let arm_at = |floor: &str| -> Result<(f64, f64, f64), FindingsError> {
-            let set = format!("arms.redesign.settings.input_format_parquet_min_bytes_in_flight={floor}");
+            let set =
+                format!("arms.redesign.settings.input_format_parquet_min_bytes_in_flight={floor}");
             let r = self.report("single-large-file.yaml", &[set.as_str()], Some(case))?;
             Ok((
                 mean(&r, case, "redesign", Metric::WallTime)?,
@@ -107,7 +108,13 @@ impl Findings {
             "F9",
             "one large file, floor 0 / 64MiB / 256MiB: wall time, largest over smallest",
             "indistinguishable",
-            format!("{} ({} / {} / {})", x(wall_spread), secs(zero.0), secs(f64m.0), secs(f256.0)),
+            format!(
+                "{} ({} / {} / {})",
+                x(wall_spread),
+                secs(zero.0),
+                secs(f64m.0),
+                secs(f256.0)
+            ),
             "within 15%",
             wall_spread <= 1.15,
             false,
@@ -118,7 +125,13 @@ impl Findings {
             "F9",
             "floor 0 / 64MiB / 256MiB: mean GETs in flight, largest over smallest",
             "indistinguishable",
-            format!("{} ({:.1} / {:.1} / {:.1})", x(conc_spread), zero.1, f64m.1, f256.1),
+            format!(
+                "{} ({:.1} / {:.1} / {:.1})",
+                x(conc_spread),
+                zero.1,
+                f64m.1,
+                f256.1
+            ),
             "within 15%",
             conc_spread <= 1.15,
             false,
@@ -201,8 +214,18 @@ impl Findings {
             Band::new(2.5, 8.0).holds(req),
             false,
         );
-        let small = mean(&half, "small-pool", "redesign", Metric::Event(readahead::ProfileEvent::PageCacheReadThroughBytes))?;
-        let deep = mean(&half, "deep-pool", "redesign", Metric::Event(readahead::ProfileEvent::PageCacheReadThroughBytes))?;
+        let small = mean(
+            &half,
+            "small-pool",
+            "redesign",
+            Metric::Event(readahead::ProfileEvent::PageCacheReadThroughBytes),
+        )?;
+        let deep = mean(
+            &half,
+            "deep-pool",
+            "redesign",
+            Metric::Event(readahead::ProfileEvent::PageCacheReadThroughBytes),
+        )?;
         let share = deep / small;
         b.push(
             "F10.read_through_off",
@@ -215,8 +238,17 @@ impl Findings {
             false,
         );
         // Companion: without R8 nothing is read through.
-        let off = self.report(name, &["arms.redesign.settings.r8_read_through_cached=false"], Some("small-pool"))?;
-        let rt_off = mean(&off, "small-pool", "redesign", Metric::Event(readahead::ProfileEvent::PageCacheReadThroughBytes))?;
+        let off = self.report(
+            name,
+            &["arms.redesign.settings.r8_read_through_cached=false"],
+            Some("small-pool"),
+        )?;
+        let rt_off = mean(
+            &off,
+            "small-pool",
+            "redesign",
+            Metric::Event(readahead::ProfileEvent::PageCacheReadThroughBytes),
+        )?;
         b.push(
             "F10.without_r8",
             "F10",

@@ -205,7 +205,10 @@ impl Findings {
         self.f9(&mut b)?;
         self.f10(&mut b)?;
         for c in &mut b.checks {
-            c.known_miss = KNOWN_MISSES.iter().find(|(id, _)| *id == c.id).map(|(_, why)| *why);
+            c.known_miss = KNOWN_MISSES
+                .iter()
+                .find(|(id, _)| *id == c.id)
+                .map(|(_, why)| *why);
         }
         Ok(b.checks)
     }
@@ -213,8 +216,8 @@ impl Findings {
     fn f1_f3(&self, b: &mut Builder) -> Result<(), FindingsError> {
         let r = self.report("iceberg-bench.yaml", &[], None)?;
         let m = |case: &str, a: &str, k: Metric| mean(&r, case, a, k);
-        let warm =
-            m("metadata-warm", "redesign", Metric::WallTime)? / m("metadata-warm", "base", Metric::WallTime)?;
+        let warm = m("metadata-warm", "redesign", Metric::WallTime)?
+            / m("metadata-warm", "base", Metric::WallTime)?;
         let band = Band::new(0.65, 0.90);
         b.push(
             "F1.warm.time",
@@ -277,8 +280,8 @@ impl Findings {
             true,
         );
 
-        let cold =
-            m("fully-cold", "redesign", Metric::WallTime)? / m("fully-cold", "base", Metric::WallTime)?;
+        let cold = m("fully-cold", "redesign", Metric::WallTime)?
+            / m("fully-cold", "base", Metric::WallTime)?;
         b.push(
             "F1.cold.time",
             "F1",
@@ -294,8 +297,9 @@ impl Findings {
             Band::new(0.90, 1.02).holds(cold) && cold > warm,
             false,
         );
-        let phase =
-            1.0 - m("metadata-warm", "base", Metric::WallTime)? / m("fully-cold", "base", Metric::WallTime)?;
+        let phase = 1.0
+            - m("metadata-warm", "base", Metric::WallTime)?
+                / m("fully-cold", "base", Metric::WallTime)?;
         b.push(
             "F1.cold.manifests",
             "F1",
@@ -306,7 +310,8 @@ impl Findings {
             Band::new(0.55, 0.85).holds(phase),
             false,
         );
-        let fw = m("fully-warm", "redesign", Metric::WallTime)? / m("fully-warm", "base", Metric::WallTime)?;
+        let fw = m("fully-warm", "redesign", Metric::WallTime)?
+            / m("fully-warm", "base", Metric::WallTime)?;
         b.push(
             "F1.warm_all.time",
             "F1",
@@ -346,7 +351,8 @@ impl Findings {
             Band::new(1767.0 * 0.85, 1767.0 * 1.15).holds(base_mib),
             false,
         );
-        let gets = m("metadata-warm", "redesign", Metric::Gets)? / m("metadata-warm", "base", Metric::Gets)?;
+        let gets = m("metadata-warm", "redesign", Metric::Gets)?
+            / m("metadata-warm", "base", Metric::Gets)?;
         b.push(
             "F2.requests",
             "F2",
@@ -359,7 +365,13 @@ impl Findings {
         );
 
         let amp = |a: &str, q: &str| {
-            per_query(&r, "metadata-warm", a, q, Metric::AmplificationTaskOverNeeded)
+            per_query(
+                &r,
+                "metadata-warm",
+                a,
+                q,
+                Metric::AmplificationTaskOverNeeded,
+            )
         };
         let (q20b, q20r) = (amp("base", "q20")?, amp("redesign", "q20")?);
         b.push(
@@ -619,8 +631,8 @@ impl Findings {
             Some(case),
         )?;
         let c_off = mean(&off, case, "redesign", Metric::MeanConcurrentGets)?;
-        let s_off =
-            mean(&off, case, "base", Metric::WallTime)? / mean(&off, case, "redesign", Metric::WallTime)?;
+        let s_off = mean(&off, case, "base", Metric::WallTime)?
+            / mean(&off, case, "redesign", Metric::WallTime)?;
         b.push(
             "F5.without_r5",
             "F5",
@@ -701,7 +713,12 @@ impl Findings {
             &[],
             Some("partitioned-100-files"),
         )?;
-        let p = mean(&part, "partitioned-100-files", "single-source", Metric::WallTime)?;
+        let p = mean(
+            &part,
+            "partitioned-100-files",
+            "single-source",
+            Metric::WallTime,
+        )?;
         let before = mean(&one, "one-file", "single-source", Metric::WallTime)? / p;
         b.push(
             "F7.before",
@@ -739,7 +756,12 @@ impl Findings {
         let rows = [
             mean(&one, "one-file", "single-source", Metric::Rows)?,
             mean(&one, "one-file", "buckets", Metric::Rows)?,
-            mean(&part, "partitioned-100-files", "single-source", Metric::Rows)?,
+            mean(
+                &part,
+                "partitioned-100-files",
+                "single-source",
+                Metric::Rows,
+            )?,
             mean(&part, "partitioned-100-files", "buckets", Metric::Rows)?,
         ];
         // Companion: without the source thread's serial work the single source keeps up.
@@ -749,7 +771,12 @@ impl Findings {
             None,
         )?;
         let flat_before = mean(&flat, "one-file", "single-source", Metric::WallTime)?
-            / mean(&flat, "partitioned-100-files", "single-source", Metric::WallTime)?;
+            / mean(
+                &flat,
+                "partitioned-100-files",
+                "single-source",
+                Metric::WallTime,
+            )?;
         b.push(
             "F7.without_source_stage",
             "F7",

@@ -39,10 +39,7 @@ fn spans_stats(spans: &[(f64, f64)]) -> (f64, u64) {
     };
     let last = spans.iter().map(|s| s.1).fold(first, f64::max);
     let busy: f64 = spans.iter().map(|s| (s.1 - s.0).max(0.0)).sum();
-    let mut edges: Vec<(f64, i32)> = spans
-        .iter()
-        .flat_map(|s| [(s.0, 1), (s.1, -1)])
-        .collect();
+    let mut edges: Vec<(f64, i32)> = spans.iter().flat_map(|s| [(s.0, 1), (s.1, -1)]).collect();
     // Ends before starts at equal times: back-to-back requests on one connection are not two.
     edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let (mut live, mut peak) = (0i64, 0i64);
@@ -51,7 +48,10 @@ fn spans_stats(spans: &[(f64, f64)]) -> (f64, u64) {
         peak = peak.max(live);
     }
     let span = last - first;
-    (if span > 0.0 { busy / span } else { 0.0 }, peak.max(0) as u64)
+    (
+        if span > 0.0 { busy / span } else { 0.0 },
+        peak.max(0) as u64,
+    )
 }
 
 fn file_name(key: &str) -> String {
@@ -89,7 +89,11 @@ pub fn measured(log: &[RequestRecord], rtt_ns: u64, bandwidth: u64, wall_s: f64)
         let (start, end) = r.range.unwrap_or((0, 0));
         f.requests.push(Req {
             method,
-            file: if r.is_list() { String::new() } else { file_name(&r.key) },
+            file: if r.is_list() {
+                String::new()
+            } else {
+                file_name(&r.key)
+            },
             start,
             end,
         });
@@ -106,7 +110,12 @@ pub fn measured(log: &[RequestRecord], rtt_ns: u64, bandwidth: u64, wall_s: f64)
 
 /// The figures of a simulated run, from its trace (`sim run --trace` rows of one arm; the
 /// needed-range rows left out) and wall time; `names[i]` is data file `i`'s file name.
-pub fn simulated(trace: &tracefit::ParsedTrace, arm: &str, names: &[String], wall_s: f64) -> Figures {
+pub fn simulated(
+    trace: &tracefit::ParsedTrace,
+    arm: &str,
+    names: &[String],
+    wall_s: f64,
+) -> Figures {
     let mut f = Figures {
         gets: 0,
         heads: 0,

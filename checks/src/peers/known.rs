@@ -50,21 +50,31 @@ pub fn parse(text: &str) -> Result<Vec<KnownMiss>, String> {
             continue;
         }
         if out.len() >= MAX_KNOWN_MISSES {
-            return Err(format!("line {n}: more than {MAX_KNOWN_MISSES} known misses"));
+            return Err(format!(
+                "line {n}: more than {MAX_KNOWN_MISSES} known misses"
+            ));
         }
         let (head, reason) = line
             .split_once(':')
             .ok_or_else(|| format!("line {n}: expected `shape reader figure: reason`"))?;
         let words: Vec<&str> = head.split_whitespace().collect();
         let [shape, reader, figure] = words[..] else {
-            return Err(format!("line {n}: expected `shape reader figure` before the colon"));
+            return Err(format!(
+                "line {n}: expected `shape reader figure` before the colon"
+            ));
         };
-        let shape = PeerShape::from_name(shape).ok_or_else(|| format!("line {n}: no shape `{shape}`"))?;
-        let reader = PeerReader::from_name(reader).ok_or_else(|| format!("line {n}: no reader `{reader}`"))?;
+        let shape =
+            PeerShape::from_name(shape).ok_or_else(|| format!("line {n}: no shape `{shape}`"))?;
+        let reader = PeerReader::from_name(reader)
+            .ok_or_else(|| format!("line {n}: no reader `{reader}`"))?;
         let figure = match figure {
             "in-flight" => TimingFigure::InFlight,
             "wall" => TimingFigure::Wall,
-            f => return Err(format!("line {n}: `{f}` is not a timing figure (in-flight or wall)")),
+            f => {
+                return Err(format!(
+                    "line {n}: `{f}` is not a timing figure (in-flight or wall)"
+                ))
+            }
         };
         let reason = reason.trim().to_string();
         if reason.is_empty() {
@@ -93,10 +103,17 @@ mod tests {
     fn entries_name_a_shape_a_reader_a_timing_figure_and_a_reason() {
         let k = parse("# c\nlarge duckdb wall: why\n").unwrap();
         assert_eq!(k.len(), 1);
-        assert_eq!((k[0].shape, k[0].reader, k[0].figure), (PeerShape::Large, PeerReader::DuckDb, TimingFigure::Wall));
-        assert!(parse("large duckdb gets: x").unwrap_err().contains("not a timing figure"));
+        assert_eq!(
+            (k[0].shape, k[0].reader, k[0].figure),
+            (PeerShape::Large, PeerReader::DuckDb, TimingFigure::Wall)
+        );
+        assert!(parse("large duckdb gets: x")
+            .unwrap_err()
+            .contains("not a timing figure"));
         assert!(parse("large duckdb wall:").unwrap_err().contains("reason"));
-        assert!(parse("huge duckdb wall: x").unwrap_err().contains("no shape"));
+        assert!(parse("huge duckdb wall: x")
+            .unwrap_err()
+            .contains("no shape"));
         assert!(parse("large duckdb").unwrap_err().starts_with("line 1"));
     }
 }

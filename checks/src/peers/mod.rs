@@ -174,19 +174,40 @@ impl PeerRow {
             }
         }
         if self.identical < t.identical_ranges {
-            out.push((None, format!(
-                "{:.1}% of the ranges identical (at least {:.0}%)",
-                100.0 * self.identical,
-                100.0 * t.identical_ranges
-            )));
+            out.push((
+                None,
+                format!(
+                    "{:.1}% of the ranges identical (at least {:.0}%)",
+                    100.0 * self.identical,
+                    100.0 * t.identical_ranges
+                ),
+            ));
         }
         for (figure, what, a, b, tol) in [
-            (known::TimingFigure::InFlight, "mean requests in flight", m.mean_in_flight, s.mean_in_flight, t.mean_in_flight),
-            (known::TimingFigure::Wall, "wall time", m.wall_s, s.wall_s, t.wall_time),
+            (
+                known::TimingFigure::InFlight,
+                "mean requests in flight",
+                m.mean_in_flight,
+                s.mean_in_flight,
+                t.mean_in_flight,
+            ),
+            (
+                known::TimingFigure::Wall,
+                "wall time",
+                m.wall_s,
+                s.wall_s,
+                t.wall_time,
+            ),
         ] {
             let e = if a > 0.0 { b / a - 1.0 } else { f64::INFINITY };
             if !(e.abs() <= tol) {
-                out.push((Some(figure), format!("{what} {b:.3} simulated vs {a:.3} measured ({:+.1}%)", 100.0 * e)));
+                out.push((
+                    Some(figure),
+                    format!(
+                        "{what} {b:.3} simulated vs {a:.3} measured ({:+.1}%)",
+                        100.0 * e
+                    ),
+                ));
             }
         }
         out
@@ -311,7 +332,12 @@ impl PeerReport {
         for r in &self.rows {
             for (figure, miss) in r.misses(t) {
                 if let Some(reason) = figure.and_then(|f| r.known(&self.known, f)) {
-                    let _ = writeln!(out, "- Known miss, `{}` / `{}`: {miss}. {reason}", r.shape.name(), r.reader.name());
+                    let _ = writeln!(
+                        out,
+                        "- Known miss, `{}` / `{}`: {miss}. {reason}",
+                        r.shape.name(),
+                        r.reader.name()
+                    );
                 }
             }
         }
@@ -403,8 +429,12 @@ fn simulate(
         .first()
         .and_then(|c| c.arms.first())
         .map_or(f64::NAN, |a| a.mean(Metric::WallTime) / 1e9);
-    let trace = tracefit::parse_bytes(out.trace_csv.as_bytes(), "sim", &tracefit::ParseOptions::default())
-        .map_err(|e| e.to_string())?;
+    let trace = tracefit::parse_bytes(
+        out.trace_csv.as_bytes(),
+        "sim",
+        &tracefit::ParseOptions::default(),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(figures::simulated(&trace, reader.name(), names, wall))
 }
 
@@ -430,9 +460,11 @@ pub fn replay_fixture(
     work_dir: &Path,
 ) -> Result<FixtureCheck, PeerCheckError> {
     let setup = |e: String| PeerCheckError::Setup(e);
-    let log = testbed::request_log::from_csv(csv).map_err(|e| setup(format!("the captured log: {e}")))?;
+    let log =
+        testbed::request_log::from_csv(csv).map_err(|e| setup(format!("the captured log: {e}")))?;
     let bytes = std::fs::read(layout).map_err(|e| setup(format!("{}: {e}", layout.display())))?;
-    let table = layout::format::read_table(&bytes).map_err(|e| setup(format!("{}: {e}", layout.display())))?;
+    let table = layout::format::read_table(&bytes)
+        .map_err(|e| setup(format!("{}: {e}", layout.display())))?;
     let names: Vec<String> = table
         .files
         .iter()
@@ -444,11 +476,12 @@ pub fn replay_fixture(
     let yaml = scenario_yaml(shape, reader, layout, rtt_ns, bandwidth, 1e9, FIXTURE_CORES);
     let path = work_dir.join(format!("{}-{}.yaml", shape.name(), reader.name()));
     write(&path, &yaml)?;
-    let simulated = simulate(&yaml, &path, reader, &names).map_err(|message| PeerCheckError::Simulate {
-        shape: shape.name(),
-        reader: reader.name(),
-        message,
-    })?;
+    let simulated =
+        simulate(&yaml, &path, reader, &names).map_err(|message| PeerCheckError::Simulate {
+            shape: shape.name(),
+            reader: reader.name(),
+            message,
+        })?;
     let identical = figures::identical_share(&measured.requests, &simulated.requests);
     Ok(FixtureCheck {
         measured,
@@ -465,7 +498,8 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
         }
     };
     let setup = |e: String| PeerCheckError::Setup(e);
-    std::fs::create_dir_all(&cfg.work_dir).map_err(|e| setup(format!("{}: {e}", cfg.work_dir.display())))?;
+    std::fs::create_dir_all(&cfg.work_dir)
+        .map_err(|e| setup(format!("{}: {e}", cfg.work_dir.display())))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let make = cfg.work_dir.join("make_files.py");
     let read = cfg.work_dir.join("read.py");
@@ -478,9 +512,17 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
         .arg(&make)
         .arg(&files_dir)
         .status()
-        .map_err(|e| setup(format!("cannot run {}: {e} (scripts/peers-venv makes the environment)", cfg.python.display())))?;
+        .map_err(|e| {
+            setup(format!(
+                "cannot run {}: {e} (scripts/peers-venv makes the environment)",
+                cfg.python.display()
+            ))
+        })?;
     if !status.success() {
-        return Err(setup(format!("{} make_files.py failed ({status})", cfg.python.display())));
+        return Err(setup(format!(
+            "{} make_files.py failed ({status})",
+            cfg.python.display()
+        )));
     }
     let mut shapes = Vec::new();
     for &shape in &cfg.shapes {
@@ -524,7 +566,10 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
 
     let mut rows = Vec::new();
     for (shape, layout, names, _) in &shapes {
-        let keys: Vec<String> = names.iter().map(|n| format!("{}/{n}", shape.name())).collect();
+        let keys: Vec<String> = names
+            .iter()
+            .map(|n| format!("{}/{n}", shape.name()))
+            .collect();
         let columns = shape.columns();
         for &reader in &cfg.readers {
             let err = |message: String| PeerCheckError::Reader {
@@ -532,10 +577,21 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 reader: reader.name(),
                 message,
             };
-            let run = |endpoint: &str| -> Result<(readers::RunResult, Vec<testbed::request_log::RequestRecord>), PeerCheckError> {
+            let run = |endpoint: &str| -> Result<
+                (readers::RunResult, Vec<testbed::request_log::RequestRecord>),
+                PeerCheckError,
+            > {
                 let _ = bed.take_requests();
-                let r = readers::run_once(reader, &cfg.python, &read, endpoint, bed.bucket(), &keys, &columns)
-                    .map_err(err)?;
+                let r = readers::run_once(
+                    reader,
+                    &cfg.python,
+                    &read,
+                    endpoint,
+                    bed.bucket(),
+                    &keys,
+                    &columns,
+                )
+                .map_err(err)?;
                 // Let the last responses' bodies finish their log records.
                 std::thread::sleep(std::time::Duration::from_millis(150));
                 Ok((r, bed.take_requests()))
@@ -545,7 +601,10 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
             for _ in 0..cfg.reps.max(1) {
                 let (r, log) = run(&bed.direct_url())?;
                 direct_walls.push(r.wall_s);
-                direct_turnaround.extend(log.iter().map(|l| l.first_byte_ns.saturating_sub(l.start_ns) as f64));
+                direct_turnaround.extend(
+                    log.iter()
+                        .map(|l| l.first_byte_ns.saturating_sub(l.start_ns) as f64),
+                );
             }
             let mut walls = Vec::new();
             let mut runs = Vec::new();
@@ -572,9 +631,13 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                     .map(|(i, r)| format!("{}\n", r.access_log_line(bed.bucket(), i)))
                     .collect();
                 let _ = std::fs::write(stem.with_extension("log"), access);
-                let _ = std::fs::write(stem.with_extension("csv"), testbed::request_log::to_csv(&log));
+                let _ = std::fs::write(
+                    stem.with_extension("csv"),
+                    testbed::request_log::to_csv(&log),
+                );
             }
-            let measured = figures::measured(&log, cfg.rtt_ns, cfg.bandwidth_bytes_per_s, median(walls));
+            let measured =
+                figures::measured(&log, cfg.rtt_ns, cfg.bandwidth_bytes_per_s, median(walls));
 
             // 3. The CPU, fitted on the direct runs: the decode rate at which the simulated
             // direct run takes the measured time (bisection on a log scale).
@@ -584,10 +647,14 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 message,
             };
             let direct_wall = median(direct_walls);
-            let yaml_path = cfg.work_dir.join(format!("{}-{}.yaml", shape.name(), reader.name()));
+            let yaml_path = cfg
+                .work_dir
+                .join(format!("{}-{}.yaml", shape.name(), reader.name()));
             let direct_at = |cpu: f64| -> Result<f64, PeerCheckError> {
                 let y = scenario_yaml(*shape, reader, layout, direct_overhead, 2 << 30, cpu, cores);
-                simulate(&y, &yaml_path, reader, names).map(|f| f.wall_s).map_err(sim_err)
+                simulate(&y, &yaml_path, reader, names)
+                    .map(|f| f.wall_s)
+                    .map_err(sim_err)
             };
             let (mut lo, mut hi) = (1e6_f64, 1e12_f64);
             let cpu = if direct_at(hi)? >= direct_wall {

@@ -60,10 +60,9 @@ impl PeerReader {
     pub fn settings(self, cores: u32) -> Vec<(&'static str, String)> {
         match self {
             PeerReader::Pyarrow => vec![(CPU_COUNT, cores.to_string())],
-            PeerReader::PyarrowNoPrebuffer => vec![
-                (CPU_COUNT, cores.to_string()),
-                (PRE_BUFFER, "false".into()),
-            ],
+            PeerReader::PyarrowNoPrebuffer => {
+                vec![(CPU_COUNT, cores.to_string()), (PRE_BUFFER, "false".into())]
+            }
             PeerReader::DuckDb => vec![(DUCKDB_THREADS, cores.to_string())],
             PeerReader::Polars => vec![(POLARS_MAX_THREADS, cores.to_string())],
             PeerReader::ArrowRs => Vec::new(),
@@ -108,7 +107,13 @@ pub fn run_once(
     }
     let out = Command::new(python)
         .arg(script)
-        .args([reader.name(), endpoint, bucket, &keys.join(","), &columns.join(",")])
+        .args([
+            reader.name(),
+            endpoint,
+            bucket,
+            &keys.join(","),
+            &columns.join(","),
+        ])
         .env("AWS_ACCESS_KEY_ID", testbed::ACCESS_KEY)
         .env("AWS_SECRET_ACCESS_KEY", testbed::SECRET_KEY)
         .env("AWS_REGION", testbed::REGION)
@@ -127,7 +132,13 @@ pub fn run_once(
     let v: serde_json::Value = serde_json::from_str(line)
         .map_err(|e| format!("{}: unreadable result `{line}`: {e}", reader.name()))?;
     Ok(RunResult {
-        wall_s: v.get("wall_s").and_then(serde_json::Value::as_f64).unwrap_or(f64::NAN),
-        rows: v.get("num_rows").and_then(serde_json::Value::as_u64).unwrap_or(0),
+        wall_s: v
+            .get("wall_s")
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(f64::NAN),
+        rows: v
+            .get("num_rows")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0),
     })
 }

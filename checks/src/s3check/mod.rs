@@ -14,9 +14,9 @@
 pub mod compare;
 pub mod shapes;
 
+use compare::{CheckReport, CheckRow, Figures, ModelKind};
 use drive_s3::{Measured, RealStore, S3Endpoint};
 use experiments::run::{self, RunOptions};
-use compare::{CheckReport, CheckRow, Figures, ModelKind};
 use shapes::Shape;
 use std::path::{Path, PathBuf};
 

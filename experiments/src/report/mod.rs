@@ -28,9 +28,7 @@ impl ArmReport {
         if self.runs.is_empty() {
             return Vec::new();
         }
-        Metric::all()
-            .map(|m| (m, self.summary(m)))
-            .collect()
+        Metric::all().map(|m| (m, self.summary(m))).collect()
     }
 
     /// One metric over the replications.
@@ -79,7 +77,13 @@ impl Report {
             );
             out.push_str(&side_by_side(&case.arms));
             for a in case.arms.iter().filter(|a| !a.settings.is_empty()) {
-                let _ = writeln!(out, "{} ({}) ran with: {}", a.arm, a.strategy, a.settings.join(", "));
+                let _ = writeln!(
+                    out,
+                    "{} ({}) ran with: {}",
+                    a.arm,
+                    a.strategy,
+                    a.settings.join(", ")
+                );
             }
             out.push('\n');
         }
@@ -189,9 +193,8 @@ pub fn side_by_side(arms: &[ArmReport]) -> String {
     header.extend(arms.iter().map(|a| format!("{} ({})", a.arm, a.strategy)));
     rows.push(header);
     let all: Vec<Vec<(Metric, Summary)>> = arms.iter().map(|a| a.summaries()).collect();
-    let find = |sums: &[(Metric, Summary)], m: Metric| {
-        sums.iter().find(|(n, _)| *n == m).map(|x| x.1)
-    };
+    let find =
+        |sums: &[(Metric, Summary)], m: Metric| sums.iter().find(|(n, _)| *n == m).map(|x| x.1);
     for metric in Metric::all() {
         let unit = metric.unit();
         let bs = find(&base_summaries, metric);
@@ -293,7 +296,11 @@ mod tests {
             }],
         };
         let csv = r.to_csv().unwrap();
-        assert_eq!(csv.lines().count(), 1 + drive::metric::METRIC_COUNT, "{csv}");
+        assert_eq!(
+            csv.lines().count(),
+            1 + drive::metric::METRIC_COUNT,
+            "{csv}"
+        );
         assert!(csv.contains("wall_time,nanoseconds,2,2,"), "{csv}");
     }
 }

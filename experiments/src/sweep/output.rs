@@ -99,7 +99,9 @@ pub(super) fn open(
         let mut file = file;
         file.seek(std::io::SeekFrom::End(0))
             .map_err(|e| err(e.to_string()))?;
-        let out = csv::WriterBuilder::new().has_headers(false).from_writer(file);
+        let out = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(file);
         return Ok((
             points,
             Writer {
@@ -111,7 +113,9 @@ pub(super) fn open(
     }
     let mut file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
     writeln!(file, "{}", fingerprint.line()).map_err(|e| err(e.to_string()))?;
-    let mut out = csv::WriterBuilder::new().has_headers(false).from_writer(file);
+    let mut out = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(file);
     out.write_record(hdr).map_err(|e| err(e.to_string()))?;
     out.flush().map_err(|e| err(e.to_string()))?;
     Ok((
@@ -152,8 +156,8 @@ fn complete_prefix(
         .flexible(true)
         .from_reader(reader);
     let mut rec = csv::StringRecord::new();
-    let header_ok = rdr.read_record(&mut rec).unwrap_or(false)
-        && rec.iter().eq(hdr.iter().map(String::as_str));
+    let header_ok =
+        rdr.read_record(&mut rec).unwrap_or(false) && rec.iter().eq(hdr.iter().map(String::as_str));
     if !header_ok {
         return Err(err(
             "--resume refused: its header differs from this sweep's columns although the \
@@ -181,7 +185,9 @@ fn complete_prefix(
     }
     // A line torn inside its last field still has every field: only its missing newline
     // tells. Such a point is not complete.
-    let len = std::fs::metadata(path).map_err(|e| err(e.to_string()))?.len();
+    let len = std::fs::metadata(path)
+        .map_err(|e| err(e.to_string()))?
+        .len();
     if point > 0 && keep == len && !ends_with_newline(path, len)? {
         point -= 1;
         keep = before_last;

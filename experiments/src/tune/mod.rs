@@ -14,13 +14,13 @@ pub mod report;
 
 use crate::report::{Metric, RunMetrics};
 use crate::run::run_arm;
-use drive::Simulated;
-use scenario::{Layer, LoadedScenario, Resolved, ScenarioError, TableCache};
 use argmin::core::{CostFunction, Executor};
 use argmin::solver::neldermead::NelderMead;
+use drive::Simulated;
 pub use params::{parse_param, Param, ParamError};
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
+use scenario::{Layer, LoadedScenario, Resolved, ScenarioError, TableCache};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -233,7 +233,9 @@ impl<'a> Evaluator<'a> {
                     .unwrap_or(0);
                 let runs: Vec<RunMetrics> = (0..r.replications)
                     .into_par_iter()
-                    .map(|rep| run_arm(&r, arm, rep, Default::default(), &Simulated).map(|x| x.total))
+                    .map(|rep| {
+                        run_arm(&r, arm, rep, Default::default(), &Simulated).map(|x| x.total)
+                    })
                     .collect::<Result<_, _>>()
                     .map_err(|(q, e)| TuneError::Run(format!("{}: query {q}: {e}", t.label)))?;
                 let n = runs.len().max(1) as f64;

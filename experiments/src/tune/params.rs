@@ -67,11 +67,14 @@ pub fn parse_param(text: &str) -> Result<Param, ParamError> {
         }
     };
     let end = |t: &str| -> Result<f64, ParamError> {
-        setting
-            .kind
-            .parse(t)
-            .map(|v| v.number())
-            .map_err(|e| bad(format!("`{}`: {}; expected {}", t.trim(), e.why, e.expected)))
+        setting.kind.parse(t).map(|v| v.number()).map_err(|e| {
+            bad(format!(
+                "`{}`: {}; expected {}",
+                t.trim(),
+                e.why,
+                e.expected
+            ))
+        })
     };
     let (low, high) = (end(lo)?, end(hi)?);
     if !(high > low) {
@@ -193,10 +196,16 @@ mod tests {
         let e = parse_param("input_format_parquet_coalesce_gap_byte=64KiB..1MiB")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"), "{e}");
+        assert!(
+            e.contains("did you mean `input_format_parquet_coalesce_gap_bytes`"),
+            "{e}"
+        );
         let e = parse_param("r5_issue_queue=0..1").unwrap_err().to_string();
         assert!(e.contains("sweep"), "a switch is not a range: {e}");
         let e = parse_param("max_threads=0..8").unwrap_err().to_string();
-        assert!(e.contains("at least 1"), "the setting's domain applies: {e}");
+        assert!(
+            e.contains("at least 1"),
+            "the setting's domain applies: {e}"
+        );
     }
 }

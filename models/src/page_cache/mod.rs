@@ -232,12 +232,7 @@ impl PageCache {
     /// How a read of `range` of `object` decomposes: fragments in offset order covering the
     /// block-rounded range (clipped at the object's end when its size is known). Records hits,
     /// misses and read-through bytes, and refreshes the recency of the cached blocks it uses.
-    pub fn plan(
-        &mut self,
-        object: u64,
-        range: ByteRange,
-        mode: PageCacheMode,
-    ) -> Vec<Fragment> {
+    pub fn plan(&mut self, object: u64, range: ByteRange, mode: PageCacheMode) -> Vec<Fragment> {
         let Some((first, end)) = self.block_span(object, range) else {
             return Vec::new();
         };

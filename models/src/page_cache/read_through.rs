@@ -100,8 +100,16 @@ pub(crate) struct Run {
 /// blocks, in offset order, while the blocks bridged stay within
 /// `missing_blocks x waste_permille / 1000`; merges the neighbours of a bridged island. Cached
 /// runs at either edge stay cached: reading them through saves no request.
-pub(crate) fn merge_islands(runs: Vec<Run>, max_island_blocks: u64, waste_permille: u64) -> Vec<Run> {
-    let missing: u64 = runs.iter().filter(|r| !r.cached).map(|r| r.end - r.first).sum();
+pub(crate) fn merge_islands(
+    runs: Vec<Run>,
+    max_island_blocks: u64,
+    waste_permille: u64,
+) -> Vec<Run> {
+    let missing: u64 = runs
+        .iter()
+        .filter(|r| !r.cached)
+        .map(|r| r.end - r.first)
+        .sum();
     let max_waste_blocks = missing.saturating_mul(waste_permille) / 1000;
     let mut used = 0u64;
     let mut out: Vec<Run> = Vec::with_capacity(runs.len());
@@ -191,7 +199,12 @@ mod tests {
             merged,
             vec![
                 run(0, 1, true),
-                Run { first: 1, end: 10, cached: false, read_through_blocks: 1 },
+                Run {
+                    first: 1,
+                    end: 10,
+                    cached: false,
+                    read_through_blocks: 1
+                },
                 run(10, 13, true),
                 run(13, 17, false)
             ]

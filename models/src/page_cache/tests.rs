@@ -37,11 +37,7 @@ fn base_rounds_to_blocks_and_splits_around_cached_blocks() {
     let mut pc = cache(1 << 30);
     pc.insert(7, ByteRange::new(2 * MIB, 3 * MIB)); // block 2 cached
                                                     // A read from inside block 0 to inside block 4.
-    let frags = pc.plan(
-        7,
-        ByteRange::new(100, 4 * MIB + 5),
-        PageCacheMode::Base
-    );
+    let frags = pc.plan(7, ByteRange::new(100, 4 * MIB + 5), PageCacheMode::Base);
     assert_eq!(
         summary(&frags),
         vec![
@@ -62,20 +58,12 @@ fn base_rounds_to_blocks_and_splits_around_cached_blocks() {
 fn rounding_stops_at_the_object_end() {
     let mut pc = cache(1 << 30);
     pc.set_object_size(1, 25_000);
-    let frags = pc.plan(
-        1,
-        ByteRange::new(10_000, 20_000),
-        PageCacheMode::Base
-    );
+    let frags = pc.plan(1, ByteRange::new(10_000, 20_000), PageCacheMode::Base);
     assert_eq!(summary(&frags), vec![(0, 25_000, false)]);
     // Fetching it caches the short last block, so the same read now hits.
     pc.insert(1, frags[0].range);
     assert!(pc.is_cached(1, ByteRange::new(0, 25_000)));
-    let again = pc.plan(
-        1,
-        ByteRange::new(10_000, 20_000),
-        PageCacheMode::Base
-    );
+    let again = pc.plan(1, ByteRange::new(10_000, 20_000), PageCacheMode::Base);
     assert_eq!(summary(&again), vec![(0, 25_000, true)]);
 }
 
@@ -99,7 +87,13 @@ fn read_through_merges_short_cached_islands() {
     let base = pc.clone().plan(9, range, PageCacheMode::Base);
     assert_eq!(base.len(), 5, "{:?}", summary(&base));
     // Before four fetches the budget is 0: nothing is read through.
-    let unfitted = pc.clone().plan(9, range, PageCacheMode::ReadThrough { waste_permille: 1000 });
+    let unfitted = pc.clone().plan(
+        9,
+        range,
+        PageCacheMode::ReadThrough {
+            waste_permille: 1000,
+        },
+    );
     assert_eq!(summary(&unfitted), summary(&base));
     // Fitted: 3 MB per island (2 blocks); 4 IO threads: 1000 permille of 7 missing blocks. The
     // 1 MiB island is read through, the 4 MiB one still splits the read.
@@ -107,7 +101,9 @@ fn read_through_merges_short_cached_islands() {
     let frags = pc.plan(
         9,
         range,
-        PageCacheMode::ReadThrough { waste_permille: waste_permille(4) }
+        PageCacheMode::ReadThrough {
+            waste_permille: waste_permille(4),
+        },
     );
     assert_eq!(
         summary(&frags),
@@ -134,7 +130,9 @@ fn read_through_disables_itself_at_a_deep_pool() {
     let deep = pc.plan(
         9,
         range,
-        PageCacheMode::ReadThrough { waste_permille: waste_permille(64) }
+        PageCacheMode::ReadThrough {
+            waste_permille: waste_permille(64),
+        },
     );
     let base = pc.plan(9, range, PageCacheMode::Base);
     assert_eq!(summary(&deep), summary(&base));
@@ -150,7 +148,9 @@ fn edge_islands_are_never_read_through() {
     let frags = pc.plan(
         4,
         ByteRange::new(0, 3 * MIB),
-        PageCacheMode::ReadThrough { waste_permille: 1000 }
+        PageCacheMode::ReadThrough {
+            waste_permille: 1000,
+        },
     );
     assert_eq!(summary(&frags), vec![(0, MIB, true), (MIB, 3 * MIB, false)]);
 }

@@ -123,7 +123,12 @@ pub fn write_table(table: &Table) -> Result<Vec<u8>, FormatError> {
 /// The layout file of `table`: its bytes (the caller writes them where it likes; this crate
 /// does no IO).
 pub fn write_table_with(table: &Table, options: &WriteOptions) -> Result<Vec<u8>, FormatError> {
-    if let Some((i, f)) = table.files.iter().enumerate().find(|(_, f)| !f.materialized) {
+    if let Some((i, f)) = table
+        .files
+        .iter()
+        .enumerate()
+        .find(|(_, f)| !f.materialized)
+    {
         return Err(FormatError::Placeholder {
             file: i,
             path: f.path.clone(),

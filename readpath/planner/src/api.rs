@@ -92,7 +92,11 @@ macro_rules! each {
 impl Reader {
     /// Builds the reader: validates the query against the table and the strategy's
     /// settings, and lays out the strategy's work.
-    pub fn new(table: Arc<Table>, query: QuerySpec, strategy: Strategy) -> Result<Reader, PlanError> {
+    pub fn new(
+        table: Arc<Table>,
+        query: QuerySpec,
+        strategy: Strategy,
+    ) -> Result<Reader, PlanError> {
         let engine = match PeerReader::new(table.clone(), query.clone(), strategy.clone())? {
             Some(p) => Engine::Peer(Box::new(p)),
             None => Engine::ClickHouse(Box::new(ClickHouseReader::new(table, query, strategy)?)),

@@ -20,12 +20,12 @@ mod strategy;
 pub mod testing;
 mod types;
 
+pub use api::Reader;
 pub use error::{PlanError, StrategyError};
 pub use hash::splitmix64;
 pub use needed::NeededRange;
 pub use query::QuerySpec;
 pub use readahead::{ProfileEvent, ProfileEvents};
-pub use api::Reader;
 pub use settings::R_NAMES;
 pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
 pub use types::{

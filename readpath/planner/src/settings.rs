@@ -167,7 +167,11 @@ impl Kind {
                 }
                 let over = if below { v >= max } else { v > max };
                 if v < min || over {
-                    let upto = if below { "up to (not including)" } else { "up to" };
+                    let upto = if below {
+                        "up to (not including)"
+                    } else {
+                        "up to"
+                    };
                     let why = if v < min {
                         "negative or below the domain".to_string()
                     } else {
@@ -231,10 +235,13 @@ impl Honoured {
     pub const CLICKHOUSE: Honoured = Honoured(1);
     /// The peers that run on ClickHouse's coupled discipline with their own merge rule.
     pub const COUPLED_PEERS: Honoured = Honoured(
-        Honoured::of(Family::Velox).0 | Honoured::of(Family::Trino).0 | Honoured::of(Family::HadoopS3a).0,
+        Honoured::of(Family::Velox).0
+            | Honoured::of(Family::Trino).0
+            | Honoured::of(Family::HadoopS3a).0,
     );
     /// ClickHouse and the coupled peers: everything the ClickHouse reader's machinery runs.
-    pub const CLICKHOUSE_MACHINERY: Honoured = Honoured(Honoured::CLICKHOUSE.0 | Honoured::COUPLED_PEERS.0);
+    pub const CLICKHOUSE_MACHINERY: Honoured =
+        Honoured(Honoured::CLICKHOUSE.0 | Honoured::COUPLED_PEERS.0);
 
     const fn of(family: Family) -> Honoured {
         Honoured(1 << family_bit(family))
@@ -1208,15 +1215,28 @@ mod tests {
     #[test]
     fn kinds_parse_what_they_should_and_say_what_is_right() {
         assert_eq!(THREADS.parse("8"), Ok(Value::Count(8)));
-        assert!(THREADS.parse("0").unwrap_err().expected.contains("at least 1"));
-        assert!(THREADS.parse("100000").unwrap_err().expected.contains("at most"));
+        assert!(THREADS
+            .parse("0")
+            .unwrap_err()
+            .expected
+            .contains("at least 1"));
+        assert!(THREADS
+            .parse("100000")
+            .unwrap_err()
+            .expected
+            .contains("at most"));
         assert_eq!(SIZE.parse("2MiB"), Ok(Value::Bytes(2 << 20)));
         assert!(SIZE.parse("4").unwrap_err().why.contains("unit"));
         let amp = setting("input_format_parquet_max_read_amplification").unwrap();
         assert_eq!(amp.kind.parse("0"), Ok(Value::Ratio(0.0)));
         assert!(amp.kind.parse("0.5").unwrap_err().expected.contains(">= 1"));
         let frac = setting(COMPRESSED_MEMORY_FRACTION).unwrap();
-        assert!(frac.kind.parse("0.97").unwrap_err().expected.contains("0.95"));
+        assert!(frac
+            .kind
+            .parse("0.97")
+            .unwrap_err()
+            .expected
+            .contains("0.95"));
         assert!(frac.kind.parse("-0.1").is_err());
         let rga = setting("row_groups_ahead").unwrap();
         assert_eq!(rga.kind.parse("unlimited"), Ok(Value::Count(u64::MAX)));
@@ -1225,7 +1245,17 @@ mod tests {
             let t = Value::Bytes(b).text();
             assert_eq!(SIZE.parse(&t), Ok(Value::Bytes(b)), "{b} as {t}");
         }
-        assert!(Kind::Bool.parse("maybe").unwrap_err().expected.contains("true or false"));
-        assert!(setting("storage").unwrap().kind.parse("tape").unwrap_err().expected.contains("remote"));
+        assert!(Kind::Bool
+            .parse("maybe")
+            .unwrap_err()
+            .expected
+            .contains("true or false"));
+        assert!(setting("storage")
+            .unwrap()
+            .kind
+            .parse("tape")
+            .unwrap_err()
+            .expected
+            .contains("remote"));
     }
 }

@@ -110,7 +110,6 @@ pub struct Strategy {
     pub(crate) peer: crate::peer::knobs::PeerKnobs,
 }
 
-
 impl Strategy {
     fn clickhouse(name: &str) -> Strategy {
         Strategy {
@@ -205,8 +204,13 @@ impl Strategy {
                 Strategy::peer(name, Family::HadoopS3a, 4, 0, FooterRead::Tail(64 * KIB))?
             }
             "polars" => {
-                let mut s =
-                    Strategy::peer(name, Family::Polars, 0, u32::MAX, FooterRead::Tail(64 * KIB))?;
+                let mut s = Strategy::peer(
+                    name,
+                    Family::Polars,
+                    0,
+                    u32::MAX,
+                    FooterRead::Tail(64 * KIB),
+                )?;
                 s.peer.footer_read_bytes = 256 * KIB;
                 s
             }

@@ -239,15 +239,23 @@ impl ThreadTime {
     /// threads running a read inline.
     pub fn advance(&mut self, dt_ns: u64, busy: u32, waiting: u32, reading: u32) {
         let held = busy.saturating_add(waiting).saturating_add(reading);
-        self.inline_read_ns =
-            self.inline_read_ns.saturating_add(dt_ns.saturating_mul(u64::from(reading)));
-        self.busy_ns = self.busy_ns.saturating_add(dt_ns.saturating_mul(u64::from(busy)));
-        self.fetch_wait_ns =
-            self.fetch_wait_ns.saturating_add(dt_ns.saturating_mul(u64::from(waiting)));
+        self.inline_read_ns = self
+            .inline_read_ns
+            .saturating_add(dt_ns.saturating_mul(u64::from(reading)));
+        self.busy_ns = self
+            .busy_ns
+            .saturating_add(dt_ns.saturating_mul(u64::from(busy)));
+        self.fetch_wait_ns = self
+            .fetch_wait_ns
+            .saturating_add(dt_ns.saturating_mul(u64::from(waiting)));
         let idle = self.threads.saturating_sub(held);
         let over = held.saturating_sub(self.threads);
-        self.idle_ns = self.idle_ns.saturating_add(dt_ns.saturating_mul(u64::from(idle)));
-        self.overcommit_ns = self.overcommit_ns.saturating_add(dt_ns.saturating_mul(u64::from(over)));
+        self.idle_ns = self
+            .idle_ns
+            .saturating_add(dt_ns.saturating_mul(u64::from(idle)));
+        self.overcommit_ns = self
+            .overcommit_ns
+            .saturating_add(dt_ns.saturating_mul(u64::from(over)));
         self.elapsed_ns = self.elapsed_ns.saturating_add(dt_ns);
     }
 }

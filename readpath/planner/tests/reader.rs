@@ -190,8 +190,18 @@ fn min_bytes_in_flight_zero_turns_planning_off_not_the_redesign() {
     );
     let (off, off_reader) = run(&t, q.clone(), floor0);
     assert_eq!(off_reader.profile_events().parquet_planned_reads, 0);
-    assert_ne!(order(&base), order(&off), "the stages issue, not the base's serial chain");
-    let starts = |r: &FakeRun| r.reads.iter().map(|x| x.start_ns).collect::<std::collections::BTreeSet<_>>().len();
+    assert_ne!(
+        order(&base),
+        order(&off),
+        "the stages issue, not the base's serial chain"
+    );
+    let starts = |r: &FakeRun| {
+        r.reads
+            .iter()
+            .map(|x| x.start_ns)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    };
     assert!(
         starts(&off) < off.reads.len(),
         "the stages start reads together, not one after another"
@@ -457,7 +467,12 @@ fn pruning_prewhere_and_bloom_filters_change_what_is_read() {
     for name in ["arrow-rs", "polars", "duckdb", "arrow-cpp"] {
         let (all, a) = run(&t, plain.clone(), strategy(name, &[]));
         let (some, s) = run(&t, q.clone(), strategy(name, &[]));
-        assert!(some.rows < all.rows / 4, "{name}: {} vs {}", some.rows, all.rows);
+        assert!(
+            some.rows < all.rows / 4,
+            "{name}: {} vs {}",
+            some.rows,
+            all.rows
+        );
         assert_eq!(s.output().needed_bytes, a.output().needed_bytes, "{name}");
         assert_eq!(some.reads, all.reads, "{name}");
     }

@@ -69,14 +69,21 @@ pub fn run(args: CheckPeersArgs) -> Result<()> {
         let _ = std::fs::remove_dir_all(&work_dir);
     }
     let report = result.context("checking the peer presets against the real readers")?;
-    eprintln!("check-peers: done in {:.1}s", started.elapsed().as_secs_f64());
+    eprintln!(
+        "check-peers: done in {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
     super::out(&report.markdown())?;
     for k in report.stale_known() {
         eprintln!("check-peers: `{k}` is within its tolerance now; take it out of checks/peers/known-misses.txt");
     }
     let failures = report.failures();
     if !failures.is_empty() {
-        bail!("{} rows outside their tolerance:\n  {}", failures.len(), failures.join("\n  "));
+        bail!(
+            "{} rows outside their tolerance:\n  {}",
+            failures.len(),
+            failures.join("\n  ")
+        );
     }
     Ok(())
 }

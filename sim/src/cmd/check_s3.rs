@@ -2,9 +2,9 @@
 //! real S3 API" section), progress on stderr, a failing exit when a figure is outside its
 //! tolerance.
 
+use anyhow::{bail, Context, Result};
 use checks::s3check::shapes::Shape;
 use checks::s3check::CheckConfig;
-use anyhow::{bail, Context, Result};
 use std::path::PathBuf;
 
 /// `sim check-s3 [--rtt 30ms] [--bandwidth 10MiB/s] [--dir DIR] ...`

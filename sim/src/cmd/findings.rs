@@ -11,7 +11,10 @@ pub struct FindingsArgs {
 }
 
 pub fn run(args: FindingsArgs) -> Result<()> {
-    eprintln!("running the findings checks on {} ...", args.scenarios.display());
+    eprintln!(
+        "running the findings checks on {} ...",
+        args.scenarios.display()
+    );
     let checks = checks::findings::Findings::new(&args.scenarios)
         .all()
         .with_context(|| format!("findings checks on {}", args.scenarios.display()))?;

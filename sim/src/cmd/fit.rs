@@ -65,4 +65,3 @@ pub fn run(args: FitArgs) -> Result<()> {
     }
     Ok(())
 }
-

@@ -30,7 +30,10 @@ pub fn parse_overrides(args: &[String]) -> anyhow::Result<Vec<scenario::Override
 pub fn out(text: &str) -> anyhow::Result<()> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => Err(anyhow::anyhow!("writing to stdout: {e}")),

@@ -94,4 +94,3 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     super::out(&report.to_table())?;
     Ok(())
 }
-

@@ -90,4 +90,3 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     Ok(())
 }
-

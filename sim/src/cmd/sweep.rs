@@ -69,7 +69,9 @@ pub fn run(args: SweepArgs) -> Result<()> {
         std::process::exit(130);
     });
     if let Err(e) = handler {
-        eprintln!("note: cannot catch Ctrl-C ({e}); an interrupted sweep still keeps its complete points");
+        eprintln!(
+            "note: cannot catch Ctrl-C ({e}); an interrupted sweep still keeps its complete points"
+        );
     }
     let result = pool.install(|| experiments::sweep::run_sweep(&loaded, &opts))?;
     super::notes(&result.notes);
@@ -88,4 +90,3 @@ pub fn run(args: SweepArgs) -> Result<()> {
     }
     Ok(())
 }
-

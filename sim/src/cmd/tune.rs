@@ -82,4 +82,3 @@ pub fn run(args: TuneArgs) -> Result<()> {
     }
     Ok(())
 }
-

@@ -203,7 +203,11 @@ fn serve(
                 } else {
                     text
                 };
-                if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(&path) {
+                if let Ok(mut f) = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&path)
+                {
                     let _ = f.write_all(text.as_bytes());
                 }
             };

@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-
 use super::program::{Budget, Dep, Program, Request, Step};
 use crate::error::PlanError;
 use crate::types::{
@@ -165,7 +164,10 @@ impl Engine {
     /// A new bytes-in-flight budget (Polars' controller resizes it); reads already admitted
     /// keep running.
     pub(crate) fn set_budget(&mut self, bytes: u64) {
-        debug_assert!(self.budget_bytes.is_some(), "a budget for a program without one");
+        debug_assert!(
+            self.budget_bytes.is_some(),
+            "a budget for a program without one"
+        );
         self.budget_bytes = Some(bytes.max(1));
     }
 
@@ -343,7 +345,11 @@ impl Engine {
                 }));
             }
             Step::Deliver { .. } => {
-                if self.program.sink_bytes.is_some_and(|cap| self.buffered_bytes >= cap) {
+                if self
+                    .program
+                    .sink_bytes
+                    .is_some_and(|cap| self.buffered_bytes >= cap)
+                {
                     self.state[task] = TaskState::Running {
                         step,
                         issued: 0,
@@ -378,7 +384,10 @@ impl Engine {
             decoded_bytes,
         }) = self.program.tasks[task].steps.get(step)
         else {
-            debug_assert!(false, "task {task} delivers at step {step}, which is not a delivery");
+            debug_assert!(
+                false,
+                "task {task} delivers at step {step}, which is not a delivery"
+            );
             return;
         };
         let id = self.next_id;
@@ -443,7 +452,11 @@ impl Engine {
         if let Some(p) = req.io_pool {
             self.busy[p] += 1;
         }
-        let budget_bytes = if self.budget_bytes.is_some() { req.budget_bytes } else { 0 };
+        let budget_bytes = if self.budget_bytes.is_some() {
+            req.budget_bytes
+        } else {
+            0
+        };
         self.budget_in_flight += budget_bytes;
         let id = self.next_id;
         self.next_id += 1;
@@ -530,7 +543,10 @@ impl Engine {
         out: &mut VecDeque<Action>,
     ) -> Result<(), PlanError> {
         let task = self.decodes.remove(&id.0).ok_or_else(|| {
-            PlanError::Contract(format!("completion of decode {} which is not running", id.0))
+            PlanError::Contract(format!(
+                "completion of decode {} which is not running",
+                id.0
+            ))
         })?;
         let TaskState::Running { step, .. } = self.state[task] else {
             return Err(PlanError::Contract(format!(
@@ -556,7 +572,11 @@ impl Engine {
         };
         debug_assert!(self.buffered_bytes >= bytes);
         self.buffered_bytes -= bytes;
-        while self.program.sink_bytes.is_some_and(|cap| self.buffered_bytes < cap) {
+        while self
+            .program
+            .sink_bytes
+            .is_some_and(|cap| self.buffered_bytes < cap)
+        {
             let Some(task) = self.sink_blocked.pop_front() else {
                 break;
             };
@@ -572,7 +592,10 @@ impl Engine {
     }
 
     fn finish(&mut self, task: usize) {
-        debug_assert!(self.state[task] != TaskState::Done, "task {task} finished twice");
+        debug_assert!(
+            self.state[task] != TaskState::Done,
+            "task {task} finished twice"
+        );
         self.state[task] = TaskState::Done;
         self.done += 1;
         let t = &self.program.tasks[task];

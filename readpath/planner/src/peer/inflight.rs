@@ -153,7 +153,10 @@ impl Controller {
             return None;
         }
         let start = now.saturating_sub(WINDOW_NS);
-        let window = self.samples.iter().filter(|s| s.done_ns >= start && s.done_ns <= now);
+        let window = self
+            .samples
+            .iter()
+            .filter(|s| s.done_ns >= start && s.done_ns <= now);
         let (mut bytes, mut n, mut ttfb_sum, mut ttfb_min) = (0u64, 0u64, 0u64, u64::MAX);
         for s in window {
             bytes += s.bytes;
@@ -267,7 +270,11 @@ mod tests {
         c.tick(100 * MS);
         assert_eq!(c.budget, 2 * INIT_BYTE_BUDGET);
         c.tick(1200 * MS);
-        assert!(matches!(c.regime, Regime::WarmIdle { .. }), "{:?}", c.regime);
+        assert!(
+            matches!(c.regime, Regime::WarmIdle { .. }),
+            "{:?}",
+            c.regime
+        );
         assert_eq!(c.budget, 2 * INIT_BYTE_BUDGET, "idle keeps the budget");
         c.tick(6300 * MS);
         assert_eq!(c.regime, Regime::Init);

@@ -49,7 +49,10 @@ pub struct Dep {
 pub enum Step {
     /// Issue these requests, at most `parallel` at once, in order; the step ends when all
     /// completed.
-    Requests { requests: Vec<Request>, parallel: u32 },
+    Requests {
+        requests: Vec<Request>,
+        parallel: u32,
+    },
     /// Decode one row group's selected columns on the task's worker.
     Decode {
         file: FileIndex,
@@ -123,7 +126,10 @@ impl Program {
 
     /// Adds a task that waits for the points `deps` (of earlier tasks).
     pub fn task_at(&mut self, pool: usize, deps: Vec<Dep>, steps: Vec<Step>) -> usize {
-        debug_assert!(pool < self.pools.len(), "task of a pool that does not exist");
+        debug_assert!(
+            pool < self.pools.len(),
+            "task of a pool that does not exist"
+        );
         debug_assert!(
             deps.iter().all(|d| d.task < self.tasks.len()),
             "a task depends on a later task"
@@ -157,15 +163,24 @@ impl Program {
         };
         for (i, t) in self.tasks.iter().enumerate() {
             if t.pool >= self.pools.len() {
-                return Err(format!("task {i} is of pool {} which does not exist", t.pool));
+                return Err(format!(
+                    "task {i} is of pool {} which does not exist",
+                    t.pool
+                ));
             }
             if let Some(d) = t.deps.iter().find(|d| !point_ok(d)) {
-                return Err(format!("task {i} waits for step {} of task {}, which does not exist", d.step, d.task));
+                return Err(format!(
+                    "task {i} waits for step {} of task {}, which does not exist",
+                    d.step, d.task
+                ));
             }
             for s in &t.steps {
                 if let Step::Wait(points) = s {
                     if let Some(d) = points.iter().find(|d| !point_ok(d) || d.task == i) {
-                        return Err(format!("task {i} waits for step {} of task {}, which it cannot", d.step, d.task));
+                        return Err(format!(
+                            "task {i} waits for step {} of task {}, which it cannot",
+                            d.step, d.task
+                        ));
                     }
                 }
             }

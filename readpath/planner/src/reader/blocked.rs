@@ -124,12 +124,13 @@ impl ClickHouseReader {
         let state = u.rgs.get(rg)?;
         let plan = u.plan.row_groups.get(rg)?;
         plan.steps.clone().find(|&s| {
-            u.plan.steps.get(s as usize).is_some_and(|p| {
-                p.kind.decodes() && p.kind.subgroup() == state.subgroups_done
-            }) && u
+            u.plan
                 .steps
                 .get(s as usize)
-                .is_some_and(|st| st.status != StepStatus::Finished)
+                .is_some_and(|p| p.kind.decodes() && p.kind.subgroup() == state.subgroups_done)
+                && u.steps
+                    .get(s as usize)
+                    .is_some_and(|st| st.status != StepStatus::Finished)
         })
     }
 

@@ -5,7 +5,9 @@ use super::*;
 impl ClickHouseReader {
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
-        while self.parsing_threads_held() < self.max_parsing_threads && !self.decode_queue.is_empty() {
+        while self.parsing_threads_held() < self.max_parsing_threads
+            && !self.decode_queue.is_empty()
+        {
             if !self.decode_scan_needed {
                 break;
             }

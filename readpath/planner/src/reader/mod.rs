@@ -495,7 +495,6 @@ impl ClickHouseReader {
         &self.strategy
     }
 
-
     /// A cheap snapshot (O(budgets)).
     pub fn status(&self) -> Status {
         let c = self.controller.status();
@@ -532,7 +531,8 @@ impl ClickHouseReader {
         if dt > 0 {
             let busy = self.decodes.len() as u32;
             let waiting = self.blocked.len() as u32;
-            self.thread_time.advance(dt, busy, waiting, self.inline_threads);
+            self.thread_time
+                .advance(dt, busy, waiting, self.inline_threads);
         }
         self.now_ns = now_ns;
         true

@@ -3,7 +3,6 @@
 
 use super::*;
 
-
 impl ClickHouseReader {
     pub(super) fn create_reads(
         &mut self,

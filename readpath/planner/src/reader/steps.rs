@@ -227,7 +227,8 @@ impl ClickHouseReader {
                 .min()
                 .unwrap_or((0, 0));
             for e in members {
-                if u.entry_state.get(e as usize) == Some(&EntryState::Idle) && !to_read.contains(&e) {
+                if u.entry_state.get(e as usize) == Some(&EntryState::Idle) && !to_read.contains(&e)
+                {
                     to_read.push(e);
                     owner.entry(e).or_insert(key);
                 }

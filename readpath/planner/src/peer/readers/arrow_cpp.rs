@@ -43,10 +43,16 @@ fn footer(f: &FileRead<'_>, knobs: &PeerKnobs, io: usize) -> Vec<Step> {
     let (size, footer) = (f.size(), f.footer_len());
     let tail = knobs.footer_read_bytes.min(size);
     let range = ByteRange::new(size - tail, size);
-    let mut steps = vec![one(on(io, get(f.index, range, ReadKind::Footer, footer.min(tail))))];
+    let mut steps = vec![one(on(
+        io,
+        get(f.index, range, ReadKind::Footer, footer.min(tail)),
+    ))];
     if footer > tail {
         let range = ByteRange::new(size - footer, size.saturating_sub(8));
-        steps.push(one(on(io, get(f.index, range, ReadKind::Footer, footer - tail))));
+        steps.push(one(on(
+            io,
+            get(f.index, range, ReadKind::Footer, footer - tail),
+        )));
     }
     steps
 }
@@ -58,7 +64,12 @@ fn requested_after(f: &FileRead<'_>) -> Vec<Option<usize>> {
     let rows: Vec<u64> = f
         .row_groups
         .iter()
-        .map(|(g, _)| f.layout.row_groups.get(*g as usize).map_or(0, |r| r.num_rows))
+        .map(|(g, _)| {
+            f.layout
+                .row_groups
+                .get(*g as usize)
+                .map_or(0, |r| r.num_rows)
+        })
         .collect();
     requested_after_rows(&rows)
 }
@@ -153,14 +164,31 @@ fn pre_buffered(
         let mine: Vec<Request> = needs
             .iter()
             .filter(|i| read_task[**i].is_none())
-            .map(|i| on(io, get(f.index, reads[*i], ReadKind::DataPages, needed_in(reads[*i], &all))))
+            .map(|i| {
+                on(
+                    io,
+                    get(
+                        f.index,
+                        reads[*i],
+                        ReadKind::DataPages,
+                        needed_in(reads[*i], &all),
+                    ),
+                )
+            })
             .collect();
         let mut deps = vec![opened];
         if let Some(prev) = after[m] {
             deps.push(p.done(decodes[prev]));
         }
         let parallel = mine.len().max(1) as u32;
-        let t = p.task_at(submitted, deps, vec![Step::Requests { requests: mine, parallel }]);
+        let t = p.task_at(
+            submitted,
+            deps,
+            vec![Step::Requests {
+                requests: mine,
+                parallel,
+            }],
+        );
         let mut decode_after: Vec<usize> = needs
             .iter()
             .map(|i| *read_task[*i].get_or_insert(t))

@@ -25,8 +25,18 @@ pub(super) fn program(
     for f in files {
         let (size, footer) = (f.size(), f.footer_len());
         let mut steps = vec![
-            one(get(f.index, ByteRange::new(size.saturating_sub(8), size), ReadKind::Footer, 0)),
-            one(get(f.index, ByteRange::new(size - footer, size), ReadKind::Footer, footer)),
+            one(get(
+                f.index,
+                ByteRange::new(size.saturating_sub(8), size),
+                ReadKind::Footer,
+                0,
+            )),
+            one(get(
+                f.index,
+                ByteRange::new(size - footer, size),
+                ReadKind::Footer,
+                footer,
+            )),
         ];
         for (g, ranges) in &f.row_groups {
             let requests = merged(ranges, policy)?

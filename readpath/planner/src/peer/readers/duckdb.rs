@@ -89,7 +89,13 @@ fn row_group_reads(
         .layout
         .row_groups
         .get(g as usize)
-        .map(|rg| rg.columns.iter().map(|c| c.range()).filter(|r| !r.is_empty()).collect())
+        .map(|rg| {
+            rg.columns
+                .iter()
+                .map(|c| c.range())
+                .filter(|r| !r.is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     let start = all.iter().map(|r| r.start).min().unwrap_or(0);
     let end = all.iter().map(|r| r.end).max().unwrap_or(0);
@@ -101,7 +107,10 @@ fn row_group_reads(
     };
     // Read heads are fetched last registered first.
     reads.reverse();
-    Ok(reads.into_iter().filter_map(|r| through_cache(r, cached)).collect())
+    Ok(reads
+        .into_iter()
+        .filter_map(|r| through_cache(r, cached))
+        .collect())
 }
 
 pub(super) fn program(

@@ -22,7 +22,6 @@ use crate::query::QuerySpec;
 use crate::strategy::{Family, Strategy};
 use crate::types::{Object, ReadKind};
 
-
 /// One file of the query: its layout and what the query reads of it.
 pub(crate) struct FileRead<'a> {
     pub(crate) index: FileIndex,
@@ -170,7 +169,10 @@ pub(super) fn one(r: Request) -> Step {
 }
 
 /// Merged reads of `ranges` under one of the coalescer's presets.
-pub(super) fn merged(ranges: &[ByteRange], policy: &CoalescePolicy) -> Result<Vec<ByteRange>, PlanError> {
+pub(super) fn merged(
+    ranges: &[ByteRange],
+    policy: &CoalescePolicy,
+) -> Result<Vec<ByteRange>, PlanError> {
     if ranges.is_empty() {
         return Ok(Vec::new());
     }
@@ -203,22 +205,22 @@ pub(super) fn decode_and_deliver(f: &FileRead<'_>, g: u32) -> [Step; 2] {
         .and_then(|i| f.answer_rows.get(i))
         .copied()
         .unwrap_or(0);
-    let (compressed, decoded) = f
-        .row_groups
-        .iter()
-        .find(|(x, _)| *x == g)
-        .map_or((0, 0), |(_, ranges)| {
-            let c: u64 = ranges.iter().map(|r| r.len()).sum();
-            // Decoded size: the chunks' own figure, for the chunks read.
-            let d: u64 = rg.map_or(0, |rg| {
-                rg.columns
-                    .iter()
-                    .filter(|c| ranges.contains(&c.range()))
-                    .map(|c| c.uncompressed_bytes)
-                    .sum()
+    let (compressed, decoded) =
+        f.row_groups
+            .iter()
+            .find(|(x, _)| *x == g)
+            .map_or((0, 0), |(_, ranges)| {
+                let c: u64 = ranges.iter().map(|r| r.len()).sum();
+                // Decoded size: the chunks' own figure, for the chunks read.
+                let d: u64 = rg.map_or(0, |rg| {
+                    rg.columns
+                        .iter()
+                        .filter(|c| ranges.contains(&c.range()))
+                        .map(|c| c.uncompressed_bytes)
+                        .sum()
+                });
+                (c, d)
             });
-            (c, d)
-        });
     [
         Step::Decode {
             file: f.index,
@@ -235,7 +237,6 @@ pub(super) fn decode_and_deliver(f: &FileRead<'_>, g: u32) -> [Step; 2] {
         },
     ]
 }
-
 
 /// The program of `strategy` (a peer family with a program of its own), or `None` for the
 /// peers that still run on ClickHouse's coupled discipline.

@@ -85,10 +85,20 @@ pub(super) fn program(
         .map(|f| {
             let (size, footer) = (f.size(), f.footer_len());
             let tail = ByteRange::new(size - suffix.min(size), size);
-            let mut steps = vec![one(budgeted(get(f.index, tail, ReadKind::Footer, footer.min(suffix))))];
+            let mut steps = vec![one(budgeted(get(
+                f.index,
+                tail,
+                ReadKind::Footer,
+                footer.min(suffix),
+            )))];
             if footer > suffix && size > suffix {
                 let whole = ByteRange::new(size - footer, size);
-                steps.push(one(budgeted(get(f.index, whole, ReadKind::Footer, footer - suffix))));
+                steps.push(one(budgeted(get(
+                    f.index,
+                    whole,
+                    ReadKind::Footer,
+                    footer - suffix,
+                ))));
             }
             p.task(plan, Vec::new(), steps)
         })
@@ -105,10 +115,20 @@ pub(super) fn program(
         let mut reader_deps = plan_done.clone();
         let init_task = (k > 0).then(|| {
             let tail = ByteRange::new(size - suffix.min(size), size);
-            let mut steps = vec![one(budgeted(get(f.index, tail, ReadKind::Footer, footer.min(suffix))))];
+            let mut steps = vec![one(budgeted(get(
+                f.index,
+                tail,
+                ReadKind::Footer,
+                footer.min(suffix),
+            )))];
             if footer > suffix && size > suffix {
                 let delta = ByteRange::new(size - footer, size - suffix);
-                steps.push(one(budgeted(get(f.index, delta, ReadKind::Footer, footer - suffix))));
+                steps.push(one(budgeted(get(
+                    f.index,
+                    delta,
+                    ReadKind::Footer,
+                    footer - suffix,
+                ))));
             }
             let n = steps.len();
             let t = p.task_at(init, plan_done.clone(), steps);
@@ -120,7 +140,9 @@ pub(super) fn program(
         }
         let reader = p.task_at(readers, reader_deps, Vec::new());
         if let Some(t) = init_task {
-            p.tasks[t].steps.push(Step::Wait(vec![Program::started(reader)]));
+            p.tasks[t]
+                .steps
+                .push(Step::Wait(vec![Program::started(reader)]));
         }
         let mut decodes = Vec::new();
         for (g, ranges) in &f.row_groups {
@@ -142,7 +164,10 @@ pub(super) fn program(
             p.tasks[fetch].weight = projected.div_ceil(1024);
             let decode = p.task_at(
                 cpu,
-                vec![Dep { task: fetch, step: 1 }],
+                vec![Dep {
+                    task: fetch,
+                    step: 1,
+                }],
                 decode_and_deliver(f, *g).to_vec(),
             );
             let decoded = p.done(decode);

@@ -618,15 +618,13 @@ impl ClickHouseReader {
             )));
         }
         read.completed = true;
-        let (uid, purpose, inline, started, stream) = (
+        let (uid, purpose, inline, took_thread, stream) = (
             read.unit,
             read.purpose,
+            read.inline,
             read.inline_took_thread,
-            read.started_ns,
             read.stream,
         );
-        let inline = inline || read.inline;
-        let took_thread = read.inline_took_thread;
         let newly = read.readiness.on_complete();
         let entries: Vec<u32> = read
             .served
@@ -640,7 +638,7 @@ impl ClickHouseReader {
         }
         self.controller
             .on_complete(now, id.0, source, &mut self.events)?;
-        self.free_read_slot(id.0, uid, inline, took_thread, started, stream);
+        self.free_read_slot(id.0, uid, inline, took_thread, stream);
         match purpose {
             Purpose::Footer => {
                 self.reads.remove(&id.0);
@@ -675,7 +673,6 @@ impl ClickHouseReader {
         uid: u32,
         inline: bool,
         took_thread: bool,
-        _started: Option<u64>,
         stream: usize,
     ) {
         if inline && self.blocked_read_done(id) {

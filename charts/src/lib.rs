@@ -491,8 +491,8 @@ impl Heatmap {
         let steps = 50;
         for i in 0..steps {
             let v = lo + (hi - lo) * i as f64 / (steps - 1) as f64;
-            let y0 = lh as i32 - ((i + 1) as i32 * lh as i32 / steps);
-            let y1 = lh as i32 - (i as i32 * lh as i32 / steps);
+            let y0 = lh as i32 - ((i + 1) * lh as i32 / steps);
+            let y1 = lh as i32 - (i * lh as i32 / steps);
             legend
                 .draw(&Rectangle::new([(0, y0), (24, y1)], shade(v).filled()))
                 .map_err(|e| e.to_string())?;

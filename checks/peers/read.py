@@ -5,6 +5,8 @@ from the `duckdb-ext-httpfs` wheel and is loaded by path.
 
 Usage: read.py READER ENDPOINT BUCKET KEY[,KEY...] COLUMN[,COLUMN...]
   READER: pyarrow (pq.read_table, pre_buffer on), pyarrow-no-prebuffer, polars, duckdb
+  ENDPOINT: the S3 endpoint, or `file:DIR` to read DIR/KEY from the local file system (the
+  check's CPU calibration: the same read with no network; BUCKET is then ignored)
 Environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION.
 
 The clock starts after the reader's imports and its client's set-up (work a long-running
@@ -91,11 +93,44 @@ def duckdb_read(endpoint, bucket, keys, columns):
     return time.perf_counter() - start, t.num_rows, t.num_columns
 
 
+def local_read(reader, root, keys, columns):
+    paths = [os.path.join(root, k) for k in keys]
+    if reader in ("pyarrow", "pyarrow-no-prebuffer"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        buf = pa.BufferOutputStream()
+        pq.write_table(pa.table({"x": [1]}), buf)
+        pq.read_table(pa.BufferReader(buf.getvalue()))
+        start = time.perf_counter()
+        source = paths[0] if len(paths) == 1 else paths
+        t = pq.read_table(source, columns=columns, pre_buffer=reader == "pyarrow")
+        return time.perf_counter() - start, t.num_rows, t.num_columns
+    if reader == "polars":
+        import polars as pl
+
+        start = time.perf_counter()
+        df = pl.scan_parquet(paths if len(paths) > 1 else paths[0]).select(columns).collect()
+        return time.perf_counter() - start, df.height, df.width
+    if reader == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        files = ", ".join(f"'{p}'" for p in paths)
+        cols = ", ".join(f'"{c}"' for c in columns)
+        start = time.perf_counter()
+        t = con.execute(f"SELECT {cols} FROM read_parquet([{files}])").fetch_arrow_table()
+        return time.perf_counter() - start, t.num_rows, t.num_columns
+    sys.exit(f"unknown reader `{reader}`: pyarrow, pyarrow-no-prebuffer, polars, duckdb")
+
+
 def main():
     reader, endpoint, bucket, keys, columns = sys.argv[1:6]
     keys = keys.split(",")
     columns = columns.split(",")
-    if reader == "pyarrow":
+    if endpoint.startswith("file:"):
+        wall, rows, cols = local_read(reader, endpoint[len("file:"):], keys, columns)
+    elif reader == "pyarrow":
         wall, rows, cols = pyarrow_read(endpoint, bucket, keys, columns, True)
     elif reader == "pyarrow-no-prebuffer":
         wall, rows, cols = pyarrow_read(endpoint, bucket, keys, columns, False)

@@ -21,7 +21,10 @@ impl RequestLog {
         &self.attempts
     }
 
-    /// Totals, at `price` (no page cache: 0 bytes read through).
+    /// Totals, at `price` (no page cache: 0 bytes read through). GETs are every attempt sent,
+    /// failed ones included, as the simulated store and ClickHouse's `S3GetObject` count them;
+    /// each is priced as a GET, as S3 bills them (`PriceSpec`: errors included). Bytes are the body bytes that arrived:
+    /// a resumed read's attempts tile its range, so its bytes count once.
     pub fn stats(&self, price: &models::store::PriceSpec) -> StoreFigures {
         let mut s = StoreFigures {
             gets: self.attempts.len() as u64,
@@ -50,7 +53,9 @@ impl RequestLog {
         s
     }
 
-    /// The request trace, one row per attempt, in the format `sim run --trace` writes.
+    /// The request trace, one row per attempt, in the format `sim run --trace` writes. A row
+    /// with a 206 is as long as the body bytes that arrived (all of its range, unless the body
+    /// broke off); an error row carries the range asked for, as the simulated store's do.
     pub fn trace(&self) -> Vec<TraceRow> {
         let mut rows: Vec<TraceRow> = self
             .attempts
@@ -61,7 +66,11 @@ impl RequestLog {
                 end_ns: a.end_ns,
                 object: a.object,
                 offset_bytes: a.range.start,
-                length_bytes: a.range.len(),
+                length_bytes: if a.status == STATUS_PARTIAL_CONTENT {
+                    a.body_bytes
+                } else {
+                    a.range.len()
+                },
                 status: a.status,
                 served_by: ServedBy::Store,
                 attempt: a.attempt,
@@ -131,6 +140,34 @@ mod tests {
         // 150 ends as the third starts: two at most.
         assert_eq!(s.peak_concurrency, 2);
         assert!((s.cost_usd - 0.003).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_resumed_read_counts_its_bytes_once_and_traces_each_attempt() {
+        let mut log = RequestLog::default();
+        // 1000 bytes: a 503, a body that broke off after 400 bytes, the resumed rest.
+        let mut slow_down = rec(0, 0, 5, 1, 0);
+        slow_down.range = ByteRange::with_len(0, 1000);
+        slow_down.status = 503;
+        slow_down.first_byte_ns = None;
+        let mut broken = rec(10, 20, 30, 2, 400);
+        broken.range = ByteRange::with_len(0, 1000);
+        let rest = AttemptRecord {
+            range: ByteRange::new(400, 1000),
+            ..rec(40, 50, 60, 3, 600)
+        };
+        for a in [slow_down, broken, rest] {
+            log.push(a);
+        }
+        let s = log.stats(&models::store::PriceSpec::default());
+        assert_eq!((s.gets, s.retries, s.bytes_fetched), (3, 2, 1000));
+        let t = log.trace();
+        let rows: Vec<(u16, u64, u64)> = t
+            .iter()
+            .map(|r| (r.status, r.offset_bytes, r.length_bytes))
+            .collect();
+        assert_eq!(rows, vec![(503, 0, 1000), (206, 0, 400), (206, 400, 600)]);
+        assert!(!log.attempts()[1].complete() && log.attempts()[2].complete());
     }
 
     #[test]

@@ -17,7 +17,7 @@ pub mod s3;
 pub mod support;
 pub mod world;
 
-use drive::{Recording, RunError, RunOutput, Runner};
+use drive::{Recording, RunError, RunFailure, RunOutput, Runner, World};
 use object_store::path::Path;
 use object_store::ObjectStore;
 use scenario::{Resolved, ResolvedArm, ResolvedQuery};
@@ -110,7 +110,7 @@ impl Runner for Measured<'_> {
         query: &ResolvedQuery,
         replication: u32,
         rec: Recording,
-    ) -> Result<RunOutput, RunError> {
+    ) -> Result<RunOutput, RunFailure> {
         let keys = self.keys.lock().map_err(|_| poisoned())?;
         let view = RealStoreView {
             store: self.store.store.clone(),
@@ -118,7 +118,18 @@ impl Runner for Measured<'_> {
             runtime: self.runtime.handle(),
         };
         let mut world = S3World::new(view, &r.store);
-        let out = drive::run_in(&mut world, r, arm, query, rec)?;
+        let out = match drive::run_in(&mut world, r, arm, query, rec) {
+            Ok(out) => out,
+            // The requests that ended before the failure are still traced.
+            Err(error) => {
+                let trace = if rec.trace {
+                    world.take_trace()
+                } else {
+                    Vec::new()
+                };
+                return Err(RunFailure { error, trace });
+            }
+        };
         if self.progress {
             let m = &out.metrics;
             eprintln!(

@@ -10,7 +10,7 @@
 //!
 //! What is ignored, on purpose: the store model's latency, bandwidth, NIC and rate-limit figures
 //! (the real store replaces them). What is honoured: `store.retry` (attempts and backoff),
-//! `store.timeout` (per attempt, until the first body byte), `store.progress_chunk` (how often
+//! `store.timeout` (per attempt, for the response and for each body chunk), `store.progress_chunk` (how often
 //! partial readiness is reported) and `store.price` (cost of the real requests).
 
 use scenario::Resolved;

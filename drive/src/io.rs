@@ -106,19 +106,13 @@ impl IoWorld {
             Some(spec) => {
                 let mut rng = rngs.stream(engine::Subsystem::PageCache, replication);
                 let mut pc = PageCache::new(spec, &mut rng).map_err(|e| model(&e))?;
-                // Each file's warm state from its own stream: the same whichever other files
-                // the table holds (a generated table holds only those its queries touch).
-                for (i, f) in r
-                    .table
-                    .files
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| f.materialized)
-                {
-                    let mut file_rng =
-                        rngs.stream_for(engine::Subsystem::PageCache, i as u64 + 1, replication);
-                    pc.warm(i as u64, f.size_bytes, &mut file_rng);
-                }
+                warm_each_file(
+                    r,
+                    rngs,
+                    engine::Subsystem::PageCache,
+                    replication,
+                    |o, n, g| pc.warm(o, n, g),
+                );
                 let mode = if arm.strategy.read_through_page_cache() {
                     PageCacheMode::ReadThrough {
                         waste_permille: models::page_cache::waste_permille(
@@ -135,17 +129,13 @@ impl IoWorld {
         let fs_cache = match &r.fs_cache {
             Some(spec) => {
                 let mut fc = FsCache::new(spec).map_err(|e| model(&e))?;
-                for (i, f) in r
-                    .table
-                    .files
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| f.materialized)
-                {
-                    let mut file_rng =
-                        rngs.stream_for(engine::Subsystem::FsCache, i as u64 + 1, replication);
-                    fc.warm(i as u64, f.size_bytes, &mut file_rng);
-                }
+                warm_each_file(
+                    r,
+                    rngs,
+                    engine::Subsystem::FsCache,
+                    replication,
+                    |o, n, g| fc.warm(o, n, g),
+                );
                 let mode = if arm.strategy.filesystem_cache_fixes() {
                     FsCacheMode::Redesign
                 } else {
@@ -642,14 +632,12 @@ impl IoWorld {
             out.push((t, Event::ReadFirstByte { id: r.id }));
         }
         if r.composite.is_complete() {
-            let r = self.reads.remove(&read).expect("present above");
-            out.push((
-                t,
-                Event::ReadCompleted {
-                    id: r.id,
-                    source: r.source,
-                },
-            ));
+            let completed = Event::ReadCompleted {
+                id: r.id,
+                source: r.source,
+            };
+            self.reads.remove(&read);
+            out.push((t, completed));
         } else if now_ready > r.composite.reported_ready {
             r.composite.reported_ready = now_ready;
             out.push((
@@ -701,5 +689,27 @@ impl planner::CacheView for CacheView<'_> {
         self.page_cache
             .map(|pc| pc.cached_bytes(file as u64, range))
             .unwrap_or(0)
+    }
+}
+
+/// Calls `warm(object, size, rng)` for each materialized file of the table with the file's own
+/// stream of `subsystem`: a file's warm state is the same whichever other files the table
+/// holds (a generated table holds only those its queries touch).
+fn warm_each_file(
+    r: &Resolved,
+    rngs: &engine::RngStreams,
+    subsystem: engine::Subsystem,
+    replication: u64,
+    mut warm: impl FnMut(u64, u64, &mut engine::StreamRng),
+) {
+    for (i, f) in r
+        .table
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.materialized)
+    {
+        let mut file_rng = rngs.stream_for(subsystem, i as u64 + 1, replication);
+        warm(i as u64, f.size_bytes, &mut file_rng);
     }
 }

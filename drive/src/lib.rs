@@ -55,6 +55,24 @@ pub enum RunError {
     },
 }
 
+/// A run that failed, and the trace rows of the requests it had completed before (empty unless
+/// the run was traced, and for a world that keeps none).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct RunFailure {
+    pub error: RunError,
+    pub trace: Vec<TraceRow>,
+}
+
+impl From<RunError> for RunFailure {
+    fn from(error: RunError) -> Self {
+        RunFailure {
+            error,
+            trace: Vec::new(),
+        }
+    }
+}
+
 /// What one run should record besides its metrics.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Recording {

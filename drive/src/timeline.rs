@@ -40,8 +40,8 @@ impl Recorder {
             concurrent_gets,
             bytes_in_flight: s.bytes_in_flight,
             target_bytes_in_flight: s.target_bytes_in_flight,
-            reads_running: s.reads_running as u64,
-            reads_queued: s.reads_queued as u64,
+            reads_running: s.reads_running,
+            reads_queued: s.reads_queued,
             // Every pool of both generations in a fixed order, so arms share one CSV header.
             memory: {
                 let usage = s.memory_usage();

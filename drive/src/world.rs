@@ -8,7 +8,7 @@
 
 use crate::metrics::StoreFigures;
 use crate::trace::TraceRow;
-use crate::{Recording, RunError, RunOutput};
+use crate::{Recording, RunError, RunFailure, RunOutput};
 use planner::{CacheView, Event, ReadRequest};
 use scenario::{Resolved, ResolvedArm, ResolvedQuery};
 
@@ -61,7 +61,8 @@ pub trait Runner: Sync {
     /// Prepares what a case needs, right before its first run.
     fn open_case(&self, r: &Resolved) -> Result<(), RunError>;
 
-    /// One query of one arm, one replication.
+    /// One query of one arm, one replication. A failed run returns the trace rows of the
+    /// requests it had completed (when traced), so that they can still be written.
     fn run(
         &self,
         r: &Resolved,
@@ -70,7 +71,7 @@ pub trait Runner: Sync {
         query: &ResolvedQuery,
         replication: u32,
         rec: Recording,
-    ) -> Result<RunOutput, RunError>;
+    ) -> Result<RunOutput, RunFailure>;
 }
 
 /// Runs in the simulated world ([`crate::SimWorld`]).
@@ -98,7 +99,7 @@ impl Runner for Simulated {
         query: &ResolvedQuery,
         replication: u32,
         rec: Recording,
-    ) -> Result<RunOutput, RunError> {
-        crate::run_once(r, arm, query_index, query, replication, rec)
+    ) -> Result<RunOutput, RunFailure> {
+        crate::run_once(r, arm, query_index, query, replication, rec).map_err(RunFailure::from)
     }
 }

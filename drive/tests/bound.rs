@@ -1,6 +1,7 @@
 //! No run finishes faster than its lower bound (`drive::bound`): every case, arm and query of
 //! every shipped scenario, and generated cases (small tables, random settings, a store with a
 //! first-byte floor so the chain term is not 0).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use drive::metric::Metric;
 use drive::{run_once, Recording};

@@ -1,5 +1,6 @@
 //! The classic hold model: N pending events; each pop schedules one new event at
 //! `now + Exp(mean)`. Measures engine events per second (pop + schedule pairs).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use engine::{EventQueue, RngStreams, Subsystem};

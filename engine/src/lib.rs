@@ -10,7 +10,7 @@ mod queue;
 mod rng;
 
 pub use queue::{EventKey, EventQueue};
-pub use rng::{fnv1a64, splitmix64, RngStreams, Subsystem};
+pub use rng::{fnv1a64, splitmix64, RngStreams, StreamRng, Subsystem};
 
 /// Virtual time in nanoseconds since the start of a run.
 pub type TimeNs = u64;

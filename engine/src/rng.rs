@@ -9,6 +9,10 @@
 
 use rand_pcg::Pcg64;
 
+/// The generator of every stream: PCG-64 (`rand_pcg::Pcg64`), named so that users of a stream
+/// need not depend on `rand_pcg`.
+pub type StreamRng = Pcg64;
+
 /// The part of the simulation a random stream feeds. Each gets its own stream so that, say,
 /// adding a cache lookup does not shift the store's latency samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

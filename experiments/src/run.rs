@@ -3,7 +3,7 @@
 //! collected in a fixed order so the report does not depend on the thread count.
 
 use crate::report::{ArmReport, CaseReport, Report, RunMetrics};
-use drive::{Recording, RunError, Runner, Simulated, TimelineRow, TraceRow};
+use drive::{Recording, RunError, RunFailure, Runner, Simulated, TimelineRow, TraceRow};
 use rayon::prelude::*;
 use scenario::{LoadedScenario, Resolved, ScenarioError, TableCache};
 
@@ -41,16 +41,18 @@ pub fn ablation_arms() -> serde_json::Value {
 pub enum ScenarioRunError {
     #[error(transparent)]
     Scenario(#[from] ScenarioError),
-    #[error("case {case}, arm {arm}, replication {replication}, query {query}: {source}")]
+    // The run's error is part of the message and deliberately not a `source` (a field of that
+    // name would be one): an error chain printed with its causes would say it twice.
+    #[error("case {case}, arm {arm}, replication {replication}, query {query}: {error}")]
     Run {
         case: String,
         arm: String,
         replication: u32,
         query: String,
-        source: RunError,
+        error: Box<RunError>,
     },
-    #[error("case {case}: {source}")]
-    Case { case: String, source: RunError },
+    #[error("case {case}: {error}")]
+    Case { case: String, error: RunError },
     #[error("no case is called {0}; the scenario has: {1}")]
     NoSuchCase(String, String),
     #[error("no arm is called {0}; the scenario has: {1}")]
@@ -71,6 +73,35 @@ pub struct ScenarioOutput {
 }
 
 pub type Labelled<T> = (String, String, u32, String, Vec<T>);
+
+/// A scenario run that stopped on an error, with the request trace of what had completed: every
+/// earlier run's, and the failed run's requests that ended before it failed (empty unless the
+/// trace was asked for).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Stopped {
+    pub error: ScenarioRunError,
+    /// The trace CSV of the completed requests, as [`ScenarioOutput::trace_csv`].
+    pub trace_csv: String,
+    /// Requests in it.
+    pub trace_rows: usize,
+}
+
+impl From<ScenarioRunError> for Box<Stopped> {
+    fn from(error: ScenarioRunError) -> Self {
+        Box::new(Stopped {
+            error,
+            trace_csv: String::new(),
+            trace_rows: 0,
+        })
+    }
+}
+
+impl From<ScenarioError> for Box<Stopped> {
+    fn from(error: ScenarioError) -> Self {
+        ScenarioRunError::from(error).into()
+    }
+}
 
 /// A trace or timeline file that could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +155,16 @@ pub fn run_scenario_with(
     opts: &RunOptions,
     runner: &dyn Runner,
 ) -> Result<ScenarioOutput, ScenarioRunError> {
+    run_scenario_keeping_trace(loaded, opts, runner).map_err(|s| s.error)
+}
+
+/// As [`run_scenario_with`], and a run that fails keeps the trace of what had completed
+/// ([`Stopped`]), for a caller that writes it anyway (`sim measure`).
+pub fn run_scenario_keeping_trace(
+    loaded: &LoadedScenario,
+    opts: &RunOptions,
+    runner: &dyn Runner,
+) -> Result<ScenarioOutput, Box<Stopped>> {
     let tables = TableCache::default();
     let ablated;
     let loaded = if opts.ablation {
@@ -137,10 +178,7 @@ pub fn run_scenario_with(
     for wanted in &opts.cases {
         if !all_cases.iter().any(|(n, _)| n == wanted) {
             let names: Vec<&str> = all_cases.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(ScenarioRunError::NoSuchCase(
-                wanted.clone(),
-                names.join(", "),
-            ));
+            return Err(ScenarioRunError::NoSuchCase(wanted.clone(), names.join(", ")).into());
         }
     }
     let mut resolved_cases = Vec::new();
@@ -166,10 +204,7 @@ pub fn run_scenario_with(
         for wanted in &opts.arms {
             if !r.arms.iter().any(|a| &a.name == wanted) {
                 let names: Vec<&str> = r.arms.iter().map(|a| a.name.as_str()).collect();
-                return Err(ScenarioRunError::NoSuchArm(
-                    wanted.clone(),
-                    names.join(", "),
-                ));
+                return Err(ScenarioRunError::NoSuchArm(wanted.clone(), names.join(", ")).into());
             }
         }
         if !opts.arms.is_empty() {
@@ -196,25 +231,30 @@ pub fn run_scenario_with(
         .unwrap_or((0, 1));
     let case_error = |name: &str| {
         let case = name.to_string();
-        move |source| ScenarioRunError::Case { case, source }
+        move |error| ScenarioRunError::Case { case, error }
     };
     // Every refusal before the first run, so that a refusal costs nothing.
     for (name, r) in &resolved_cases {
         runner.check_case(r).map_err(case_error(name))?;
     }
     for (name, r) in &resolved_cases {
-        runner.open_case(r).map_err(case_error(name))?;
-        let (case, tr, tl) = run_case(name, r, rec, runner)?;
+        let done = runner
+            .open_case(r)
+            .map_err(|e| Box::new((case_error(name)(e), Vec::new())))
+            .and_then(|()| run_case(name, r, rec, runner));
+        let (case, tr, tl) = match done {
+            Ok(done) => done,
+            Err(failure) => {
+                let (error, completed) = *failure;
+                traces.extend(completed);
+                return Err(stopped(error, &traces, &resolved_cases, opts.trace));
+            }
+        };
         cases.push(case);
         traces.extend(tr);
         timelines.extend(tl);
     }
-    // Requests only: the needed-range rows are not requests.
-    let trace_rows = traces
-        .iter()
-        .flat_map(|t| t.4.iter())
-        .filter(|row| !matches!(row.served_by, drive::trace::ServedBy::Needed(_)))
-        .count();
+    let trace_rows = request_rows(&traces);
     Ok(ScenarioOutput {
         notes,
         report: Report {
@@ -224,18 +264,49 @@ pub fn run_scenario_with(
             cases,
         },
         trace_csv: if opts.trace {
-            drive::trace::to_csv(&traces, &run_metas(&resolved_cases, &traces))?
+            drive::trace::to_csv(&traces, &run_metas(&resolved_cases, &traces))
+                .map_err(ScenarioRunError::from)?
         } else {
             String::new()
         },
         trace_rows,
         timeline_csv: if opts.timeline {
-            drive::timeline::to_csv(&timelines)?
+            drive::timeline::to_csv(&timelines).map_err(ScenarioRunError::from)?
         } else {
             String::new()
         },
         timelines,
     })
+}
+
+/// Requests in traces (the needed-range rows are not requests).
+fn request_rows(traces: &[Labelled<TraceRow>]) -> usize {
+    traces
+        .iter()
+        .flat_map(|t| t.4.iter())
+        .filter(|row| !matches!(row.served_by, drive::trace::ServedBy::Needed(_)))
+        .count()
+}
+
+/// The stop on `error`, with the trace of the runs in `traces` (when traced).
+fn stopped(
+    error: ScenarioRunError,
+    traces: &[Labelled<TraceRow>],
+    cases: &[(String, Resolved)],
+    traced: bool,
+) -> Box<Stopped> {
+    if !traced {
+        return error.into();
+    }
+    match drive::trace::to_csv(traces, &run_metas(cases, traces)) {
+        Ok(trace_csv) => Box::new(Stopped {
+            error,
+            trace_csv,
+            trace_rows: request_rows(traces),
+        }),
+        // Writing to memory does not fail; if it did, the run's own error is the one to say.
+        Err(_) => error.into(),
+    }
 }
 
 /// What each traced run ran with, in the order of its rows.
@@ -277,22 +348,41 @@ pub struct ArmRun {
     pub timelines: Vec<(String, Vec<TimelineRow>)>,
 }
 
+/// A query of an arm that failed, and the traces of the queries before it and of the failed
+/// query's completed requests (empty unless traced).
+#[derive(Debug)]
+pub struct ArmFailure {
+    pub query: String,
+    pub error: RunError,
+    pub traces: Vec<(String, Vec<TraceRow>)>,
+}
+
 pub fn run_arm(
     r: &Resolved,
     arm_index: usize,
     replication: u32,
     rec: Recording,
     runner: &dyn Runner,
-) -> Result<ArmRun, (String, RunError)> {
+) -> Result<ArmRun, ArmFailure> {
     let arm = &r.arms[arm_index];
     let mut total = RunMetrics::default();
     let mut per_query = Vec::new();
     let mut traces = Vec::new();
     let mut timelines = Vec::new();
     for (qi, q) in r.queries.iter().enumerate() {
-        let out = runner
-            .run(r, arm, qi, q, replication, rec)
-            .map_err(|e| (q.name.clone(), e))?;
+        let out = match runner.run(r, arm, qi, q, replication, rec) {
+            Ok(out) => out,
+            Err(RunFailure { error, trace }) => {
+                if rec.trace {
+                    traces.push((q.name.clone(), trace));
+                }
+                return Err(ArmFailure {
+                    query: q.name.clone(),
+                    error,
+                    traces,
+                });
+            }
+        };
         total.accumulate(&out.metrics);
         if r.queries.len() > 1 {
             per_query.push((q.name.clone(), out.metrics));
@@ -312,24 +402,27 @@ pub fn run_arm(
     })
 }
 
+/// One case's report with its trace and timeline rows.
+type CaseOutput = (
+    CaseReport,
+    Vec<Labelled<TraceRow>>,
+    Vec<Labelled<TimelineRow>>,
+);
+
+/// A case that failed, with the traces of what had completed.
+type CaseFailure = Box<(ScenarioRunError, Vec<Labelled<TraceRow>>)>;
+
 fn run_case(
     name: &str,
     r: &Resolved,
     rec: Recording,
     runner: &dyn Runner,
-) -> Result<
-    (
-        CaseReport,
-        Vec<Labelled<TraceRow>>,
-        Vec<Labelled<TimelineRow>>,
-    ),
-    ScenarioRunError,
-> {
+) -> Result<CaseOutput, CaseFailure> {
     let jobs: Vec<(usize, u32)> = (0..r.arms.len())
         .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
         .collect();
     let one = |&(a, rep): &(usize, u32)| run_arm(r, a, rep, rec, runner);
-    let results: Vec<Result<ArmRun, (String, RunError)>> = if runner.parallel() {
+    let results: Vec<Result<ArmRun, ArmFailure>> = if runner.parallel() {
         jobs.par_iter().map(one).collect()
     } else {
         jobs.iter().map(one).collect()
@@ -347,24 +440,39 @@ fn run_case(
         .collect();
     let mut traces = Vec::new();
     let mut timelines = Vec::new();
+    let label = |a: usize, rep: u32, q: String, t: Vec<TraceRow>| {
+        (name.to_string(), r.arms[a].name.clone(), rep, q, t)
+    };
+    let mut failure = None;
     for (&(a, rep), res) in jobs.iter().zip(results) {
-        let run = res.map_err(|(query, source)| ScenarioRunError::Run {
-            case: name.to_string(),
-            arm: r.arms[a].name.clone(),
-            replication: rep,
-            query,
-            source,
-        })?;
+        let run = match res {
+            Ok(run) => run,
+            Err(f) => {
+                // The first failure is the one said; every run's completed requests are kept.
+                traces.extend(f.traces.into_iter().map(|(q, t)| label(a, rep, q, t)));
+                failure.get_or_insert(ScenarioRunError::Run {
+                    case: name.to_string(),
+                    arm: r.arms[a].name.clone(),
+                    replication: rep,
+                    query: f.query,
+                    error: Box::new(f.error),
+                });
+                continue;
+            }
+        };
         if rep == 0 {
             arms[a].per_query = run.per_query;
         }
         arms[a].runs.push(run.total);
         for (q, t) in run.traces {
-            traces.push((name.to_string(), r.arms[a].name.clone(), rep, q, t));
+            traces.push(label(a, rep, q, t));
         }
         for (q, t) in run.timelines {
             timelines.push((name.to_string(), r.arms[a].name.clone(), rep, q, t));
         }
+    }
+    if let Some(error) = failure {
+        return Err(Box::new((error, traces)));
     }
     Ok((
         CaseReport {

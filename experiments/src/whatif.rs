@@ -208,7 +208,7 @@ fn label(r: &TraceRecord) -> Option<RunLabel> {
 }
 
 /// Limits that keep a hostile trace from allocating without bound.
-const MAX_ROW_GROUPS_PER_FILE: usize = 1 << 20;
+const MAX_ROW_GROUPS_PER_FILE: usize = limits::MAX_ROW_GROUPS_PER_FILE as usize;
 
 #[derive(Default)]
 struct ChunkBuild {
@@ -723,6 +723,7 @@ mod tests {
         assert!(what_if_arms(&args("replay t.csv")).unwrap().is_empty());
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn needed(
         object: u64,
         offset: u64,

@@ -2,6 +2,7 @@
 //! (`docs/findings.md` F6) and the redesign's acceptance criterion (R3): with a per-query
 //! alignment and background download off, it downloads at most 1.5x the bytes its read tasks
 //! cover.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use layout::ByteRange;
 use models::fs_cache::{FsCache, FsCacheMode, FsCacheSpec};

@@ -1,5 +1,6 @@
 //! Page cache at model level: the same reads against a warm cache plan fewer store bytes than
 //! against a cold one, and read-through (R8) trades bytes for requests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use layout::ByteRange;
 use models::page_cache::{

@@ -1,5 +1,6 @@
 //! The NIC cap holds; throttling, injected errors, losses and hedges lose no read; the same
 //! seed gives the same events; bad specs give errors naming the key.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod store_common;
 

@@ -1,5 +1,6 @@
 //! Cost of the store model as a run grows (a measurement, not a timed assertion: run with
 //! `cargo test --release -p models --test store_scale -- --ignored --nocapture`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use engine::{RngStreams, Subsystem};
 use models::store::{ClientEvent, GetRequest, S3Client, StoreSpec};

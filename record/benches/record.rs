@@ -1,5 +1,6 @@
 //! Recording speed: 1,000 small Parquet files (the `sim record parquet` path end to end:
 //! directory walk, footer and page index parse, mapping, schema deduplication).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use record::{record_parquet_files, testdata::write_small_parquet_files};

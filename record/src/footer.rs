@@ -10,6 +10,8 @@ use parquet::file::metadata::ParquetMetaData;
 pub(crate) struct FooterFacts {
     /// Leaf column paths joined with '.', in schema order.
     pub columns: Vec<String>,
+    /// Each leaf's `field_id` where the writer set one (Iceberg writers do), else `None`.
+    pub field_ids: Vec<Option<i32>>,
     pub row_groups: Vec<RowGroupFacts>,
 }
 
@@ -46,12 +48,15 @@ pub(crate) struct RawPage {
 
 /// The facts of metadata the `parquet` crate decoded (with its page index, if loaded).
 pub(crate) fn from_parquet_metadata(metadata: &ParquetMetaData) -> FooterFacts {
-    let columns = metadata
-        .file_metadata()
-        .schema_descr()
+    let descr = metadata.file_metadata().schema_descr();
+    let columns = descr.columns().iter().map(|c| c.path().string()).collect();
+    let field_ids = descr
         .columns()
         .iter()
-        .map(|c| c.path().string())
+        .map(|c| {
+            let info = c.self_type().get_basic_info();
+            info.has_id().then(|| info.id())
+        })
         .collect();
     let row_groups = metadata
         .row_groups()
@@ -94,6 +99,7 @@ pub(crate) fn from_parquet_metadata(metadata: &ParquetMetaData) -> FooterFacts {
         .collect();
     FooterFacts {
         columns,
+        field_ids,
         row_groups,
     }
 }

@@ -20,6 +20,7 @@ impl TableBuilder {
         let RecordedFile {
             mut layout,
             columns,
+            ..
         } = recorded;
         let next = self.schemas.len() as u32;
         let id = *self
@@ -70,6 +71,7 @@ mod tests {
                 ..Default::default()
             },
             columns: columns.iter().map(|c| c.to_string()).collect(),
+            field_ids: vec![None; columns.len()],
         }
     }
 

@@ -115,3 +115,19 @@ fn write_one(
     writer.close().map_err(parquet_err)?;
     Ok(())
 }
+
+/// Copies the directory tree `from` to `to` (tests copy the committed Iceberg table before
+/// damaging one of its files).
+pub fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}

@@ -1,5 +1,6 @@
 //! Records the Iceberg table pyiceberg wrote (tests/data/iceberg/make_table.py) and compares
 //! the recording with what pyiceberg reported (tests/data/iceberg/expected.json).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use std::path::{Path, PathBuf};
 
@@ -17,19 +18,6 @@ fn expected() -> Value {
 
 fn u64_at(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}"))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]
@@ -136,7 +124,7 @@ fn a_missing_data_file_is_named() {
     let want = expected();
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("events");
-    copy_dir(&iceberg_dir().join("events"), &copy);
+    record::testdata::copy_dir(&iceberg_dir().join("events"), &copy).unwrap();
     let gone = want["data_files"][0]["path"].as_str().unwrap();
     std::fs::remove_file(copy.join(gone)).unwrap();
     let err = record_iceberg(&copy.join(want["metadata_json"].as_str().unwrap())).unwrap_err();
@@ -179,7 +167,7 @@ fn a_corrupt_manifest_is_an_error_naming_it() {
     let want = expected();
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("events");
-    copy_dir(&iceberg_dir().join("events"), &copy);
+    record::testdata::copy_dir(&iceberg_dir().join("events"), &copy).unwrap();
     let manifest = copy.join(want["manifests"][0]["path"].as_str().unwrap());
     let bytes = std::fs::read(&manifest).unwrap();
     std::fs::write(&manifest, &bytes[..bytes.len() / 2]).unwrap();

@@ -1,6 +1,7 @@
 //! Records every file of apache/parquet-testing (a copy in the repository, at
 //! `testdata/parquet-testing`) and compares the layout with what the `parquet` crate itself
 //! reports.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use std::path::{Path, PathBuf};
 

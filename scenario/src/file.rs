@@ -102,6 +102,12 @@ pub struct FileSelection {
     /// Or a fraction of the files, spread evenly.
     #[serde(default)]
     pub fraction: Option<f64>,
+    /// Or the files of these partitions (Iceberg's partition pruning on a recorded table): a
+    /// file is read when a directory of its path is one of these, as writers that name
+    /// directories by partition value lay them out (pyiceberg, Spark, Trino); a trailing `*`
+    /// matches any rest: `l_shipdate_month=1994-*` reads the twelve months of 1994.
+    #[serde(default)]
+    pub partitions: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 /// The most replications a scenario may ask for (each is a whole run of every arm).
-pub const MAX_REPLICATIONS: u32 = 10_000;
+pub use limits::MAX_REPLICATIONS;
 
 /// A query ready for the planner.
 #[derive(Debug, Clone)]
@@ -378,10 +378,10 @@ fn resolve_queries(
         ));
     }
     let schema_columns: Vec<String> = table
-        .schemas
-        .first()
-        .map(|s| s.columns.clone())
-        .unwrap_or_default();
+        .columns()
+        .map_err(|e| ("table".to_string(), format!("the table's columns: {e}")))?
+        .columns
+        .clone();
     let mut queries = Vec::new();
     for (qi, q) in query_configs.iter().enumerate() {
         let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
@@ -392,6 +392,46 @@ fn resolve_queries(
     Ok(queries)
 }
 
+/// The files with a directory of their path that is one of `partitions` (a trailing `*`
+/// matching any rest), in table order.
+fn partition_files(
+    table: &Table,
+    partitions: &[String],
+) -> Result<Vec<FileIndex>, (String, String)> {
+    let dirs = |path: &str| -> Vec<String> {
+        let mut d: Vec<String> = path.split('/').map(str::to_string).collect();
+        d.pop(); // the file name
+        d
+    };
+    let in_partition = |path: &str| {
+        dirs(path).iter().any(|d| {
+            partitions.iter().any(|p| match p.strip_suffix('*') {
+                Some(prefix) => d.starts_with(prefix),
+                None => d == p,
+            })
+        })
+    };
+    let files: Vec<FileIndex> = (0..table.files.len() as u32)
+        .filter(|&i| in_partition(&table.files[i as usize].path))
+        .collect();
+    if files.is_empty() {
+        let example = table
+            .files
+            .iter()
+            .find_map(|f| dirs(&f.path).last().cloned())
+            .unwrap_or_else(|| "(no directories)".into());
+        return Err((
+            "files.partitions".into(),
+            format!(
+                "no file of the table's {} lies in a directory {partitions:?}; \
+                 its files' directories look like `{example}`",
+                table.files.len()
+            ),
+        ));
+    }
+    Ok(files)
+}
+
 fn query_spec(
     q: &QueryConfig,
     f: &ScenarioFile,
@@ -400,6 +440,15 @@ fn query_spec(
 ) -> Result<planner::QuerySpec, (String, String)> {
     let n_files = table.files.len() as u32;
     let files: Vec<FileIndex> = match (q.files.first, q.files.count, q.files.fraction) {
+        _ if !q.files.partitions.is_empty() => {
+            if q.files.first.is_some() || q.files.count.is_some() || q.files.fraction.is_some() {
+                return Err((
+                    "files".into(),
+                    "give `partitions` or `first`/`count` or `fraction`, not two of them".into(),
+                ));
+            }
+            partition_files(table, &q.files.partitions)?
+        }
         (None, None, None) => (0..n_files).collect(),
         (first, count, None) => {
             let first = first.unwrap_or(0);

@@ -41,6 +41,9 @@ enum Command {
     Sweep(cmd::sweep::SweepArgs),
     /// Propose the settings that make one arm fastest (or cheapest) over one or more scenarios.
     Tune(cmd::tune::TuneArgs),
+    /// Evaluate one point of `sim tune`'s search (settings of the tuned arm as JSON) and print
+    /// its objective and metrics as JSON, for tuners outside the process (Optuna).
+    Eval(cmd::eval::EvalArgs),
     /// Fit a store model from a captured trace (S3 server access log or `sim run --trace` CSV).
     Fit(cmd::fit::FitArgs),
     /// Replay a trace's requests against a store model and compare (open loop at the recorded
@@ -80,6 +83,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::CheckPeers(args) => cmd::check_peers::run(args),
         Command::Sweep(args) => cmd::sweep::run(args),
         Command::Tune(args) => cmd::tune::run(args),
+        Command::Eval(args) => cmd::eval::run(args),
         Command::Fit(args) => cmd::fit::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Validate(args) => cmd::validate::run(args),

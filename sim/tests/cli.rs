@@ -1,5 +1,6 @@
 //! The `sim` binary on arguments a user gets wrong: each is a clear error or note, never a
 //! panic, a silent default or a mixed-up result.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 use common::repo;

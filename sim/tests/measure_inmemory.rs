@@ -3,13 +3,17 @@
 //! arms on a fault-free store model (the policy is deterministic: issue 9's exact-match
 //! criterion). Run with `cargo test -p sim --features measure`.
 #![cfg(feature = "measure")]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
+
+#[path = "common/bed.rs"]
+mod setup;
 
 use async_trait::async_trait;
 use drive::RunError;
-use drive_s3::{Measured, RealStore};
+use drive_s3::RealStore;
 use experiments::report::Metric;
+use experiments::run::ScenarioRunError;
 use experiments::run::{self, RunOptions};
-use experiments::run::{ScenarioOutput, ScenarioRunError};
 use futures::stream::BoxStream;
 use futures::{StreamExt, TryStreamExt};
 use object_store::memory::InMemory;
@@ -218,19 +222,6 @@ fn requests_by_arm(trace_csv: &str) -> RequestsByArm {
     out
 }
 
-/// A measured run as `sim measure` makes it: one replication unless asked.
-fn measure(
-    loaded: &scenario::LoadedScenario,
-    mut opts: RunOptions,
-    real: &RealStore,
-    rt: &tokio::runtime::Runtime,
-    warm_connections: u32,
-) -> Result<ScenarioOutput, ScenarioRunError> {
-    opts.replications = Some(opts.replications.unwrap_or(1));
-    let runner = Measured::new(real.clone(), rt, warm_connections, false);
-    experiments::run::run_scenario_with(loaded, &opts, &runner)
-}
-
 #[test]
 fn measure_matches_sim_run_request_for_request() {
     let (_dir, loaded) = load(SCENARIO);
@@ -246,7 +237,7 @@ fn measure_matches_sim_run_request_for_request() {
         timeline: true,
         ..Default::default()
     };
-    let measured = measure(&loaded, opts, &real, &rt, 0).unwrap();
+    let measured = setup::measure(&loaded, opts, &real, &rt, 0).unwrap();
     let simulated = run::run_scenario(
         &loaded,
         &RunOptions {
@@ -362,7 +353,7 @@ fn progress_feeds_partial_readiness_and_first_byte_precedes_the_end() {
         arms: vec!["redesign".into()],
         ..Default::default()
     };
-    let out = measure(&loaded, opts, &real, &rt, 0).unwrap();
+    let out = setup::measure(&loaded, opts, &real, &rt, 0).unwrap();
     let arm = &out.report.cases[0].arms;
     assert_eq!(arm.len(), 1, "--arm keeps only the arm named");
     let m = &arm[0].runs[0];
@@ -433,14 +424,14 @@ fn scenario_features_the_real_driver_cannot_honour_are_refused_by_key() {
             Ok(l) => l,
             Err(_) => panic!("the test scenario with `{extra}` does not load"),
         };
-        let e = measure(&loaded, RunOptions::default(), &real, &rt, 0)
+        let e = setup::measure(&loaded, RunOptions::default(), &real, &rt, 0)
             .err()
             .unwrap_or_else(|| panic!("`{key}` was not refused"));
         assert!(
             matches!(
                 e,
                 ScenarioRunError::Case {
-                    source: RunError::Unsupported { .. },
+                    error: RunError::Unsupported { .. },
                     ..
                 }
             ),
@@ -458,7 +449,7 @@ fn a_missing_object_fails_the_run_with_its_key() {
         store: Arc::new(InMemory::new()),
         prefix: "nowhere".into(),
     };
-    let e = measure(&loaded, RunOptions::default(), &real, &rt, 0)
+    let e = setup::measure(&loaded, RunOptions::default(), &real, &rt, 0)
         .err()
         .expect("reading an empty store must fail");
     let text = e.to_string();
@@ -478,6 +469,6 @@ fn unknown_arm_is_an_error_that_lists_the_arms() {
         arms: vec!["redesgin".into()],
         ..Default::default()
     };
-    let e = measure(&loaded, opts, &real, &rt, 0).err().unwrap();
+    let e = setup::measure(&loaded, opts, &real, &rt, 0).err().unwrap();
     assert!(e.to_string().contains("base, redesign"), "{e}");
 }

@@ -3,55 +3,20 @@
 //! crate, uploaded, then measured with real signed ranged GETs, and compared with `sim run` on
 //! a store model of the injected network. Run with `cargo test -p sim --features testbed`.
 #![cfg(feature = "testbed")]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
-use drive_s3::{Measured, RealStore, S3Endpoint};
+#[path = "common/bed.rs"]
+mod setup;
+
 use experiments::report::Metric;
-use experiments::run::{self, RunOptions, ScenarioOutput, ScenarioRunError};
-use testbed::{SmallFilesShape, TestBed, TestBedConfig};
+use experiments::run::{self, RunOptions};
 
 const RTT_NS: u64 = 30_000_000;
-
-/// A measured run as `sim measure` makes it: one replication unless asked.
-fn measure(
-    loaded: &scenario::LoadedScenario,
-    mut opts: RunOptions,
-    real: &RealStore,
-    rt: &tokio::runtime::Runtime,
-    warm_connections: u32,
-) -> Result<ScenarioOutput, ScenarioRunError> {
-    opts.replications = Some(opts.replications.unwrap_or(1));
-    let runner = Measured::new(real.clone(), rt, warm_connections, false);
-    experiments::run::run_scenario_with(loaded, &opts, &runner)
-}
 
 #[test]
 fn small_files_through_the_test_bed_match_sim_run_counts() {
     let dir = tempfile::tempdir().unwrap();
-    let files_dir = dir.path().join("files");
-    let shape = SmallFilesShape {
-        columns: 40,
-        min_file_bytes: 256 * 1024,
-        max_file_bytes: 1024 * 1024,
-        wide_columns: vec![3, 17, 29],
-        ..SmallFilesShape::default()
-    };
-    let paths = testbed::write_many_small_files(&files_dir, 8, &shape).unwrap();
-
-    // Record the layout the simulation and the measurement both read.
-    let table = record::record_parquet_files(std::slice::from_ref(&files_dir))
-        .unwrap()
-        .strict()
-        .unwrap();
-    let bytes = layout::format::write_table(&table).unwrap();
-    std::fs::write(dir.path().join("small.layout"), &bytes).unwrap();
-
-    let bed = TestBed::start(TestBedConfig {
-        data_dir: dir.path().join("s3"),
-        rtt_ns: RTT_NS,
-        bandwidth_bytes_per_s: None,
-    })
-    .unwrap();
-    bed.upload_all(&paths, "small/").unwrap();
+    let bed = setup::small_files_bed(dir.path(), RTT_NS);
 
     // The store model of the injected network: a constant 30 ms first byte, fast loopback.
     let scenario = r#"
@@ -81,23 +46,13 @@ arms:
     std::fs::write(&path, scenario).unwrap();
     let loaded = scenario::load(&path, &[]).unwrap();
 
-    let endpoint = S3Endpoint {
-        endpoint: bed.endpoint_url(),
-        bucket: bed.bucket().to_string(),
-        access_key: Some(bed.access_key().to_string()),
-        secret_key: Some(bed.secret_key().to_string()),
-        region: Some(bed.region().to_string()),
-    };
-    let real = RealStore {
-        store: drive_s3::connect(&endpoint).unwrap(),
-        prefix: "small".into(),
-    };
+    let real = setup::real_store(&bed);
     let rt = drive_s3::runtime(2).unwrap();
     let opts = RunOptions {
         trace: true,
         ..Default::default()
     };
-    let measured = measure(&loaded, opts, &real, &rt, 4).unwrap();
+    let measured = setup::measure(&loaded, opts, &real, &rt, 4).unwrap();
     assert!(
         bed.proxied_connections() > 0,
         "the GETs did not go through the proxy"

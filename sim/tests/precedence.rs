@@ -2,6 +2,7 @@
 //! `--set` < sweep axis / tune parameter. A bare setting name reaches every arm that honours
 //! it, overriding the arm's own value; a setting no arm honours is an error; a shadowed value
 //! is said.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 use common::*;

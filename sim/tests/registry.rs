@@ -1,6 +1,7 @@
 //! Each setting name and each metric name is written once in the code (outside tests): in its
 //! registry (`planner::settings`, `drive::metric`). Anywhere else, code names them through the
 //! registry, so a renamed setting or metric is a compile error, not a silent miss.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 use common::repo;

@@ -2,6 +2,7 @@
 //! real read path. Re-running the recording's own strategy reproduces its GETs, bytes and (same
 //! seed) seconds; on a many-small-files-like trace, redesign vs base moves the way the full
 //! scenario does; needed rows change nothing for `sim fit` and open-loop replay.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 use common::*;

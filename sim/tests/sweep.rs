@@ -1,4 +1,5 @@
 //! `sim sweep`: thread-count independence, resume after an interruption, bad `--vary`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 use common::*;
@@ -15,6 +16,7 @@ fn opts(out: PathBuf, resume: bool) -> SweepOptions {
         output: out,
         resume,
         case: None,
+        shard: None,
         progress: false,
     }
 }

@@ -1,5 +1,6 @@
 //! `sim tune`: reaches near the exhaustive grid's best with a fraction of its evaluations;
 //! the same seed gives the same proposal; bad parameters are clear errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 use common::*;
@@ -93,4 +94,21 @@ fn bad_parameters_are_clear_errors() {
         "{e}"
     );
     assert!(targets(&loaded, Some("nope")).is_err());
+}
+
+#[test]
+fn every_budget_ends_with_the_best_point_so_far_never_a_panic() {
+    // A budget that runs out while Nelder-Mead evaluates its first simplex panicked inside
+    // argmin (`NelderMead::init` unwraps the cost function's error): issue 20.
+    let loaded = vec![scenario()];
+    let t = targets(&loaded, Some("redesign")).unwrap();
+    for budget in 1..=14 {
+        let r = tune(&t, &opts(budget, 3)).unwrap();
+        assert!(
+            r.history.len() <= budget,
+            "budget {budget}: {} evaluations",
+            r.history.len()
+        );
+        assert!(r.best.objective <= 1.0, "budget {budget}");
+    }
 }

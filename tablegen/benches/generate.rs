@@ -1,5 +1,6 @@
 //! Generate, write and read the many-small-files layout (17,554 files x 437 columns, 7.7 M
 //! column chunks). Prints the layout file's size once. Run: `cargo bench -p tablegen --bench generate`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use layout::format::{read_table, write_table, write_table_with, Compression, WriteOptions};

@@ -59,12 +59,11 @@ pub const MIN_CHUNK_BYTES: u64 = 16;
 pub const OFFSET_INDEX_BASE_BYTES: u64 = 4;
 /// Thrift overhead of a column index besides its per-page entries.
 pub const COLUMN_INDEX_BASE_BYTES: u64 = 8;
-/// A single drawn size above this (256 TiB) is refused: it is a spec error, not a layout.
-pub const MAX_DRAWN_BYTES: u64 = 1 << 48;
-/// Refuse specs that would hold more column chunks than this (80 bytes each in memory).
-pub const MAX_COLUMN_CHUNKS: u64 = 100_000_000;
-/// Refuse specs that would list more pages than this (24 bytes each in memory).
-pub const MAX_PAGES: u64 = 100_000_000;
+/// The bounds on a spec, named in `limits` (docs/bounds.md gives each reason).
+pub use limits::{
+    MAX_DRAWN_BYTES, MAX_GENERATED_COLUMN_CHUNKS as MAX_COLUMN_CHUNKS,
+    MAX_GENERATED_PAGES as MAX_PAGES,
+};
 /// Smallest accepted `page_size`.
 pub const MIN_PAGE_SIZE_BYTES: u64 = 1024;
 
@@ -667,7 +666,20 @@ impl<'a> Plan<'a> {
         }
         spec.row_groups_per_file.check("row_groups_per_file", 1)?;
         match (&spec.rows_per_row_group, &spec.bytes_per_row) {
-            (Some(r), None) => r.check("rows_per_row_group", 1)?,
+            (Some(r), None) => {
+                r.check("rows_per_row_group", 1)?;
+                let most = r.bounds().1;
+                if most > limits::MAX_ROWS_PER_ROW_GROUP {
+                    return Err(invalid(
+                        "rows_per_row_group",
+                        format!(
+                            "{most} rows, past the bound of {} rows a row group \
+                             (limits::MAX_ROWS_PER_ROW_GROUP, docs/bounds.md)",
+                            limits::MAX_ROWS_PER_ROW_GROUP
+                        ),
+                    ));
+                }
+            }
             (None, Some(b)) if b.0 == 0 => {
                 return Err(invalid("bytes_per_row", "0B per row; give a positive size"))
             }
@@ -737,6 +749,17 @@ impl<'a> Plan<'a> {
         }
         if let Some(ice) = &spec.iceberg {
             ice.manifest_size.check("iceberg.manifest_size")?;
+            if u64::from(ice.manifest_count) > limits::MAX_MANIFESTS_PER_QUERY {
+                return Err(invalid(
+                    "iceberg.manifest_count",
+                    format!(
+                        "{} manifests, past the bound of {} (limits::MAX_MANIFESTS_PER_QUERY, \
+                         docs/bounds.md)",
+                        ice.manifest_count,
+                        limits::MAX_MANIFESTS_PER_QUERY
+                    ),
+                ));
+            }
         }
 
         // Table-wide column draws come first and from their own stream, in a fixed order, so a

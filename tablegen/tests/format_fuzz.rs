@@ -1,5 +1,6 @@
 //! A realistic layout file (generated, DEFLATE-compressed) under truncation, bit flips and
 //! byte overwrites: every damaged file is refused with a FormatError, none panics.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use layout::format::{read_table, write_table, FormatError};
 use proptest::prelude::*;

@@ -1,5 +1,6 @@
 //! The example generator specs in tests/specs/ (shapes from `docs/findings.md`) parse, generate
 //! valid tables with the stated shape, and survive the layout file format.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use layout::format::{read_table, write_table};
 use layout::Table;

@@ -41,14 +41,6 @@ pub fn read(
     secret_key: &str,
     region: &str,
 ) -> Result<ArrowRsRead, TestBedError> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|source| TestBedError::Runtime {
-            what: "arrow-rs reader runtime",
-            source,
-        })?;
     let store = AmazonS3Builder::new()
         .with_endpoint(endpoint)
         .with_bucket_name(bucket)
@@ -59,7 +51,48 @@ pub fn read(
         .with_virtual_hosted_style_request(false)
         .build()
         .map_err(|e| err("building the client", e))?;
-    let store = Arc::new(store);
+    read_store(Arc::new(store), keys, columns)
+}
+
+/// The same read of `root/KEY` for every key, with the files' bytes in memory first (outside
+/// the clock): the reader's CPU alone, for the check's calibration.
+pub fn read_in_memory(
+    root: &std::path::Path,
+    keys: &[String],
+    columns: &[String],
+) -> Result<ArrowRsRead, TestBedError> {
+    let store = object_store::memory::InMemory::new();
+    let rt = runtime()?;
+    rt.block_on(async {
+        for key in keys {
+            let bytes = std::fs::read(root.join(key))
+                .map_err(|e| err(&format!("reading {}", root.join(key).display()), e))?;
+            object_store::ObjectStoreExt::put(&store, &Path::from(key.as_str()), bytes.into())
+                .await
+                .map_err(|e| err(&format!("storing {key}"), e))?;
+        }
+        Ok::<_, TestBedError>(())
+    })?;
+    read_store(Arc::new(store), keys, columns)
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, TestBedError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|source| TestBedError::Runtime {
+            what: "arrow-rs reader runtime",
+            source,
+        })
+}
+
+fn read_store(
+    store: Arc<dyn object_store::ObjectStore>,
+    keys: &[String],
+    columns: &[String],
+) -> Result<ArrowRsRead, TestBedError> {
+    let rt = runtime()?;
     rt.block_on(async move {
         let start = Instant::now();
         let mut rows = 0u64;

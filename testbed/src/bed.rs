@@ -132,6 +132,17 @@ impl TestBed {
         self.server.log.take()
     }
 
+    /// Turns the fault mode on with `plan` (or off, with [`crate::FaultPlan::none`]): GETs of
+    /// objects are numbered from 0 again and the counts start from 0. See [`crate::faults`].
+    pub fn set_faults(&self, plan: crate::FaultPlan) {
+        self.server.faults.set(plan);
+    }
+
+    /// What the fault mode did since [`TestBed::set_faults`].
+    pub fn fault_counts(&self) -> crate::FaultCounts {
+        self.server.faults.counts()
+    }
+
     /// Connections the proxy has relayed so far (a check that clients really went through it).
     pub fn proxied_connections(&self) -> u64 {
         self.proxy.connections_accepted()

@@ -133,7 +133,7 @@ const CSV_HEADER: [&str; 12] = [
 ];
 
 /// Rows a side CSV may hold (a fixture is a few hundred; a check-peers run a few thousand).
-pub const MAX_CSV_ROWS: usize = 1_000_000;
+pub use limits::MAX_REQUEST_LOG_ROWS as MAX_CSV_ROWS;
 
 /// The side CSV: one row per request, nanosecond times, the exact range (`range_end`
 /// exclusive).

@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
@@ -17,36 +18,71 @@ use tokio::sync::watch;
 
 use crate::error::TestBedError;
 use crate::fast_get::FastGetFs;
+use crate::faults::{slow_down_response, Fault, FaultBody, Faults};
 use crate::request_log::{LoggedBody, Pending, RequestLog};
 
-/// The S3 service with every request logged ([`RequestLog`]).
+/// The S3 service with every request logged ([`RequestLog`]) and the fault mode's faults
+/// applied to GETs of objects ([`crate::faults`]).
 #[derive(Clone)]
 struct Logged {
     inner: S3Service,
     log: RequestLog,
+    faults: Arc<Faults>,
 }
 
 impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Logged {
-    type Response = hyper::Response<LoggedBody<s3s::Body>>;
+    type Response = hyper::Response<LoggedBody<FaultBody>>;
     type Error = s3s::HttpError;
     type Future = std::pin::Pin<
         Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
     >;
 
     fn call(&self, req: hyper::Request<hyper::body::Incoming>) -> Self::Future {
-        let mut pending = Pending::start(&self.log, &req);
-        let fut = hyper::service::Service::call(&self.inner, req);
-        Box::pin(async move {
-            let resp = fut.await?;
+        let pending = Pending::start(&self.log, &req);
+        let object_get = req.method() == hyper::Method::GET && !pending.record.key.is_empty();
+        let fault = if object_get {
+            self.faults.on_get()
+        } else {
+            None
+        };
+        let logged = |mut pending: Pending, resp: hyper::Response<s3s::Body>, cut_stall_ns| {
             pending.head(&resp);
+            let length = pending.record.range.map(|(a, b)| b - a);
             let (parts, body) = resp.into_parts();
-            Ok(hyper::Response::from_parts(
+            let body = match (cut_stall_ns, length) {
+                (Some(stall_ns), Some(len)) if parts.status.is_success() => {
+                    FaultBody::cut_in_half(body, len, stall_ns)
+                }
+                _ => FaultBody::whole(body),
+            };
+            hyper::Response::from_parts(
                 parts,
                 LoggedBody {
                     inner: body,
                     pending: Some(pending),
                 },
-            ))
+            )
+        };
+        let cut_stall_ns = match fault {
+            Some(Fault::SlowDown { .. }) => {
+                return Box::pin(async move { Ok(logged(pending, slow_down_response(), None)) })
+            }
+            // Hyper closes the connection on a service error, before any response.
+            Some(Fault::ResetBeforeResponse | Fault::Restart { .. }) => {
+                return Box::pin(async move {
+                    Err(s3s::HttpError::new(
+                        "the test bed closed the connection (fault mode)".into(),
+                    ))
+                })
+            }
+            Some(Fault::ResetMidBody) => Some(0),
+            Some(Fault::Stall { stall_ns }) => Some(stall_ns.max(1)),
+            None => None,
+        };
+        let fut = hyper::service::Service::call(&self.inner, req);
+        Box::pin(async move {
+            let resp = fut.await?;
+            Ok(logged(pending, resp, cut_stall_ns))
         })
     }
 }
@@ -56,6 +92,7 @@ impl hyper::service::Service<hyper::Request<hyper::body::Incoming>> for Logged {
 pub(crate) struct Server {
     pub(crate) addr: SocketAddr,
     pub(crate) log: RequestLog,
+    pub(crate) faults: Arc<Faults>,
     stop: watch::Sender<bool>,
 }
 
@@ -96,12 +133,19 @@ impl Server {
         };
         let (stop, stopped) = watch::channel(false);
         let log = RequestLog::new();
+        let faults = Arc::new(Faults::new());
         let service = Logged {
             inner: service,
             log: log.clone(),
+            faults: faults.clone(),
         };
         runtime.spawn(accept_loop(listener, service, stopped));
-        Ok(Server { addr, log, stop })
+        Ok(Server {
+            addr,
+            log,
+            faults,
+            stop,
+        })
     }
 
     /// Stops accepting. Open connections end when the runtime shuts down.
@@ -127,6 +171,11 @@ async fn accept_loop(listener: TcpListener, service: Logged, mut stopped: watch:
             },
             _ = stopped.changed() => return,
         };
+        // A server that is down (fault mode) takes no connections.
+        if service.faults.refuse_connection() {
+            drop(stream);
+            continue;
+        }
         // Failing to set it only costs latency, not correctness, so the connection is kept.
         let _ = stream.set_nodelay(true);
         // A real server streams a response as the network takes it; with loopback's
@@ -137,8 +186,14 @@ async fn accept_loop(listener: TcpListener, service: Logged, mut stopped: watch:
         let connection = http
             .serve_connection(TokioIo::new(stream), service.clone())
             .into_owned();
+        // A restart (fault mode) closes every open connection.
+        let restarted = service.faults.restarted();
+        let faults = service.faults.clone();
         tokio::spawn(async move {
-            let _ = connection.await;
+            tokio::select! {
+                _ = connection => {}
+                () = restarted => faults.count_closed_by_restart(),
+            }
         });
     }
 }

@@ -1,5 +1,6 @@
 //! The Parquet shapes: file count, row groups, sizes as asked, readable by `record`, the same
 //! bytes for the same seed, and servable by the test bed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The S3 server through the test bed: PUT then ranged GETs return the exact bytes, directly
 //! and through the proxy; nodelay keeps small GETs on a reused connection fast.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 

@@ -1,4 +1,5 @@
 //! Parsing and fitting 1 M S3 access-log lines (the "takes seconds" target).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use criterion::{criterion_group, criterion_main, Criterion};
 

@@ -99,6 +99,12 @@ pub enum TraceError {
         /// Why, with counts.
         why: String,
     },
+    /// The fitted model does not load as a store model; nothing is written.
+    #[error("the fitted model does not load as a store model ({why}); nothing was written")]
+    Unloadable {
+        /// The loader's error.
+        why: String,
+    },
     /// Drawing a plot failed.
     #[error("drawing the plot `{path}` failed: {why}")]
     Plot {

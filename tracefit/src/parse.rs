@@ -13,7 +13,7 @@ use crate::sim_trace::{self, SimColumns};
 
 /// Lines longer than this are refused without being held in memory: no valid record of either
 /// format comes near it, and it bounds memory whatever the input.
-pub const MAX_LINE_BYTES: usize = 64 * 1024;
+pub use limits::MAX_TRACE_LINE_BYTES as MAX_LINE_BYTES;
 
 /// The trace formats this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,4 +1,5 @@
 //! ECDF plots render to valid PNG and SVG files of the expected size.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! Round trip: sample known latencies and bandwidths with a seeded RNG, write them as a trace
 //! in both formats, parse, fit, and recover the parameters within stated tolerances.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 

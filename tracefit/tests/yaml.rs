@@ -1,4 +1,5 @@
 //! Every shape of fitted model loads as a `models::store::StoreSpec`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 mod common;
 
@@ -122,4 +123,66 @@ fn a_trace_without_usable_latencies_is_an_error() {
     }
     let err = fit_store(&t, &FitOptions::default()).unwrap_err();
     assert!(err.to_string().contains("first-byte latency"), "{err}");
+}
+
+/// A sim trace of 16 GETs of `len` bytes, each `first_byte_ns` to its first byte and
+/// `transfer_ns(i)` to its last.
+fn degenerate(
+    len: u64,
+    first_byte_ns: impl Fn(u64) -> u64,
+    transfer_ns: impl Fn(u64) -> u64,
+) -> ParsedTrace {
+    let mut csv = String::from(
+        "case,arm,replication,query,start_ns,first_byte_ns,end_ns,object,offset_bytes,length_bytes,status,served_by,attempt,hedge\n",
+    );
+    for i in 0..16u64 {
+        let s = i * 1_000_000_000_000;
+        let f = s + first_byte_ns(i);
+        csv.push_str(&format!(
+            "c,a,0,q,{s},{f},{},{i},0,{len},200,store,0,false\n",
+            f + transfer_ns(i)
+        ));
+    }
+    parse_bytes(csv.as_bytes(), "d.csv", &ParseOptions::default()).unwrap()
+}
+
+#[test]
+fn a_point_mass_is_a_constant_model_that_loads() {
+    // Issue 20: every latency equal gave a sigma of 1e-7 printed as `0.000000`, which the loader
+    // refused; a near-equal sample took seconds in the gamma CDF at shape 4e7.
+    for trace in [
+        degenerate(8 << 20, |_| 30_000_000, |_| 100_000_000),
+        degenerate(4 << 20, |i| 30_000_000 + i * 1000, |_| 100_000_000_000),
+    ] {
+        let fit = fit_store(&trace, &FitOptions::default()).unwrap();
+        let yaml = fit.to_checked_yaml("d").unwrap();
+        let spec = load(&yaml);
+        assert_eq!(spec.first_byte.distribution, DistKind::Constant, "{yaml}");
+        assert_eq!(
+            spec.stream_bandwidth.distribution,
+            DistKind::Constant,
+            "{yaml}"
+        );
+    }
+}
+
+#[test]
+fn a_fit_that_would_not_load_is_an_error_not_a_file() {
+    // Streams slower than 1 B/s round the fitted floor to `min: 0B/s`, which the loader refuses.
+    let trace = degenerate(
+        16,
+        |i| 30_000_000 + i * 1_000_000,
+        |i| 100_000_000_000 + i * 10_000_000_000,
+    );
+    let fit = fit_store(
+        &trace,
+        &FitOptions {
+            bandwidth_min_bytes: 1,
+            ..FitOptions::default()
+        },
+    )
+    .unwrap();
+    let e = fit.to_checked_yaml("d").unwrap_err().to_string();
+    assert!(e.contains("does not load"), "{e}");
+    assert!(e.contains("stream_bandwidth"), "{e}");
 }

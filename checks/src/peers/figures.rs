@@ -131,7 +131,7 @@ pub fn simulated(
         if r.served_by != tracefit::ServedBy::Store || !r.is_success() {
             continue;
         }
-        if !r.sim.as_ref().is_some_and(|s| s.arm == arm) || r.needed.is_some() {
+        if r.sim.as_ref().is_none_or(|s| s.arm != arm) || r.needed.is_some() {
             continue;
         }
         let method = match &r.operation {

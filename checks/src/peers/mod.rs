@@ -13,6 +13,7 @@
 //! check tests how the preset's requests and their overlap meet latency and bandwidth.
 
 pub mod figures;
+pub mod fit;
 pub mod known;
 pub mod readers;
 
@@ -152,10 +153,49 @@ pub struct PeerRow {
     pub measured: Figures,
     pub simulated: Figures,
     pub identical: f64,
-    /// The fitted decode rate (decoded bytes per second on one thread).
-    pub cpu_bytes_per_s: f64,
-    /// The bed's own time per request that the store model adds.
+    pub calibration: Calibration,
+}
+
+/// What the simulation of a row was given besides the injected round trip and bandwidth,
+/// each fitted or measured on a run that is not the one checked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// The median wall time of the same read from local files.
+    pub local_wall_s: f64,
+    /// The decode rate (decoded bytes per second on one thread) at which the simulated local
+    /// read takes `local_wall_s`.
+    pub decode: fit::Fitted,
+    /// The median wall time through the bed with nothing injected.
+    pub direct_wall_s: f64,
+    /// The bed's streaming rate a connection on the direct runs (median of the timed bodies).
+    pub direct_bandwidth_bytes_per_s: u64,
+    /// The client's own time per request, in ns, at which the simulated direct run takes
+    /// `direct_wall_s`.
+    pub client: fit::Fitted,
+    /// The bed's own time per request on the injected runs (median turn-around).
     pub overhead_ns: u64,
+}
+
+impl Calibration {
+    /// The client's time per request, whole nanoseconds.
+    pub fn client_ns(&self) -> u64 {
+        self.client.value.round() as u64
+    }
+
+    /// One line: `local 0.03s: decode 12MiB/s; direct 0.07s at 2GiB/s: 365us a request`.
+    pub fn describe(&self) -> String {
+        let bound = |f: &fit::Fitted| if f.at_bound { " (at its bound)" } else { "" };
+        format!(
+            "local {:.3}s: decode {}{}; direct {:.3}s at {}: {} a request{}",
+            self.local_wall_s,
+            units::format_bandwidth(self.decode.value),
+            bound(&self.decode),
+            self.direct_wall_s,
+            units::format_bandwidth(self.direct_bandwidth_bytes_per_s as f64),
+            units::format_duration_ns(self.client_ns()),
+            bound(&self.client),
+        )
+    }
 }
 
 impl PeerRow {
@@ -346,11 +386,21 @@ impl PeerReport {
         }
         let _ = writeln!(
             out,
-            "- Store model: the injected round trip and bandwidth, plus the bed's own time per request (median turn-around of the logged requests: {}). CPU: each reader's decode rate fitted from the same reader reading the same files directly (nothing injected).",
-            self.rows
-                .first()
-                .map_or_else(|| "-".into(), |r| units::format_duration_ns(r.overhead_ns))
+            "- Simulated with: the injected round trip and bandwidth; the bed's own time per request (median turn-around of the logged requests: {}); each reader's decode rate, fitted so that the simulated read of the same files from local disk takes the measured time; and the client's own time per request, fitted so that the simulated read through the bed with nothing injected (at the bed's streaming rate, timed on those runs) takes the measured time. Neither fit sees the run checked:",
+            self.rows.first().map_or_else(
+                || "-".into(),
+                |r| units::format_duration_ns(r.calibration.overhead_ns)
+            )
         );
+        for r in &self.rows {
+            let _ = writeln!(
+                out,
+                "  - `{}` / `{}`: {}.",
+                r.shape.name(),
+                r.reader.name(),
+                r.calibration.describe()
+            );
+        }
         out
     }
 }
@@ -365,6 +415,33 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The scripts the check runs, written into the work directory (the binary carries them).
+/// Where the decode rate is looked for.
+const CPU_FIT_BYTES_PER_S: fit::Range = fit::Range {
+    lo: 1e5,
+    hi: 1e12,
+    log: true,
+};
+/// Where the client's time per request is looked for.
+const CLIENT_FIT_NS: fit::Range = fit::Range {
+    lo: 0.0,
+    hi: 50e6,
+    log: false,
+};
+/// The local read's store: a first byte of 1 us (a page-cache read), this bandwidth: only the
+/// CPU takes time.
+const LOCAL_FIRST_BYTE_NS: u64 = 1_000;
+const LOCAL_BANDWIDTH_BYTES_PER_S: u64 = 100 << 30;
+/// The bed's bandwidth with nothing injected when no body was long enough to time.
+const DIRECT_BANDWIDTH_BYTES_PER_S: u64 = 2 << 30;
+/// The shortest body whose streaming rate is timed.
+const TIMED_BODY_BYTES: u64 = 256 << 10;
+
+/// A logged GET's body rate, bytes per second, if the body is long enough to time.
+fn streaming_rate(r: &testbed::request_log::RequestRecord) -> Option<f64> {
+    let ns = r.last_byte_ns.saturating_sub(r.first_byte_ns);
+    (r.bytes_sent >= TIMED_BODY_BYTES && ns > 0).then(|| r.bytes_sent as f64 * 1e9 / ns as f64)
+}
+
 const MAKE_FILES: &str = include_str!("../../peers/make_files.py");
 const READ: &str = include_str!("../../peers/read.py");
 
@@ -596,8 +673,26 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 std::thread::sleep(std::time::Duration::from_millis(150));
                 Ok((r, bed.take_requests()))
             };
+            // The same read three ways: from local files (CPU only), through the bed with
+            // nothing injected (the per-request costs of the client and the bed), and through
+            // the bed with the round trip and bandwidth injected (the row checked).
+            let mut local_walls = Vec::new();
+            for _ in 0..cfg.reps.max(1) {
+                let r = readers::run_once(
+                    reader,
+                    &cfg.python,
+                    &read,
+                    &readers::local_endpoint(&files_dir),
+                    bed.bucket(),
+                    &keys,
+                    &columns,
+                )
+                .map_err(err)?;
+                local_walls.push(r.wall_s);
+            }
             let mut direct_walls = Vec::new();
             let mut direct_turnaround = Vec::new();
+            let mut direct_rates = Vec::new();
             for _ in 0..cfg.reps.max(1) {
                 let (r, log) = run(&bed.direct_url())?;
                 direct_walls.push(r.wall_s);
@@ -605,7 +700,15 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                     log.iter()
                         .map(|l| l.first_byte_ns.saturating_sub(l.start_ns) as f64),
                 );
+                direct_rates.extend(log.iter().filter_map(streaming_rate));
             }
+            // The bed's own streaming rate with nothing injected (its file reads and the
+            // proxy on this machine's cores), as the logged bodies went.
+            let direct_bandwidth = if direct_rates.is_empty() {
+                DIRECT_BANDWIDTH_BYTES_PER_S
+            } else {
+                median(direct_rates).round() as u64
+            };
             let mut walls = Vec::new();
             let mut runs = Vec::new();
             for _ in 0..cfg.reps.max(1) {
@@ -639,44 +742,46 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
             let measured =
                 figures::measured(&log, cfg.rtt_ns, cfg.bandwidth_bytes_per_s, median(walls));
 
-            // 3. The CPU, fitted on the direct runs: the decode rate at which the simulated
-            // direct run takes the measured time (bisection on a log scale).
+            // 3. The calibration, on the runs that are not checked: the decode rate at which
+            // the simulated local read takes its measured time, then the client's time per
+            // request at which the simulated direct run takes its own.
             let sim_err = |message: String| PeerCheckError::Simulate {
                 shape: shape.name(),
                 reader: reader.name(),
                 message,
             };
-            let direct_wall = median(direct_walls);
             let yaml_path = cfg
                 .work_dir
                 .join(format!("{}-{}.yaml", shape.name(), reader.name()));
-            let direct_at = |cpu: f64| -> Result<f64, PeerCheckError> {
-                let y = scenario_yaml(*shape, reader, layout, direct_overhead, 2 << 30, cpu, cores);
+            let wall_at = |first_byte_ns: u64, bandwidth: u64, cpu: f64| {
+                let y = scenario_yaml(*shape, reader, layout, first_byte_ns, bandwidth, cpu, cores);
                 simulate(&y, &yaml_path, reader, names)
                     .map(|f| f.wall_s)
                     .map_err(sim_err)
             };
-            let (mut lo, mut hi) = (1e6_f64, 1e12_f64);
-            let cpu = if direct_at(hi)? >= direct_wall {
-                hi
-            } else {
-                for _ in 0..40 {
-                    let mid = (lo * hi).sqrt();
-                    if direct_at(mid)? > direct_wall {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                (lo * hi).sqrt()
+            let (local_wall, direct_wall) = (median(local_walls), median(direct_walls));
+            let cpu_fit = fit::decreasing(CPU_FIT_BYTES_PER_S, local_wall, |cpu| {
+                wall_at(LOCAL_FIRST_BYTE_NS, LOCAL_BANDWIDTH_BYTES_PER_S, cpu)
+            })?;
+            let cpu = cpu_fit.value;
+            let client_fit = fit::increasing(CLIENT_FIT_NS, direct_wall, |ns| {
+                wall_at(direct_overhead + ns.round() as u64, direct_bandwidth, cpu)
+            })?;
+            let calibration = Calibration {
+                local_wall_s: local_wall,
+                decode: cpu_fit,
+                direct_wall_s: direct_wall,
+                direct_bandwidth_bytes_per_s: direct_bandwidth,
+                client: client_fit,
+                overhead_ns,
             };
 
-            // 4. The injected run, simulated.
+            // 4. The injected run, simulated: nothing fitted on it.
             let yaml = scenario_yaml(
                 *shape,
                 reader,
                 layout,
-                cfg.rtt_ns + overhead_ns,
+                cfg.rtt_ns + overhead_ns + calibration.client_ns(),
                 cfg.bandwidth_bytes_per_s,
                 cpu,
                 cores,
@@ -690,11 +795,10 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 measured,
                 simulated,
                 identical,
-                cpu_bytes_per_s: cpu,
-                overhead_ns,
+                calibration,
             };
             say(format!(
-                "{} / {}: {} GETs {} HEADs measured, {} / {} simulated; {:.0}% identical; wall {:.2}s vs {:.2}s{}",
+                "{} / {}: {} GETs {} HEADs measured, {} / {} simulated; {:.0}% identical; wall {:.2}s vs {:.2}s; {}{}",
                 shape.name(),
                 reader.name(),
                 row.measured.gets,
@@ -704,6 +808,7 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 100.0 * identical,
                 row.measured.wall_s,
                 row.simulated.wall_s,
+                row.calibration.describe(),
                 match row.misses(&cfg.tolerances).as_slice() {
                     [] => String::new(),
                     f => format!(
@@ -749,8 +854,20 @@ mod tests {
                 measured: figures(1.0, 1.0),
                 simulated,
                 identical: 1.0,
-                cpu_bytes_per_s: 1e9,
-                overhead_ns: 0,
+                calibration: Calibration {
+                    local_wall_s: 0.5,
+                    decode: fit::Fitted {
+                        value: 1e9,
+                        at_bound: false,
+                    },
+                    direct_wall_s: 0.6,
+                    direct_bandwidth_bytes_per_s: 2 << 30,
+                    client: fit::Fitted {
+                        value: 0.0,
+                        at_bound: true,
+                    },
+                    overhead_ns: 0,
+                },
             }],
             known: known::parse(known).unwrap(),
         }

@@ -78,7 +78,13 @@ pub struct RunResult {
     pub rows: u64,
 }
 
-/// Runs `reader` once on `keys` at `endpoint`.
+/// The endpoint `read.py` (and arrow-rs here) reads `dir/KEY` from the local file system at:
+/// the same read with no network, for the CPU calibration.
+pub fn local_endpoint(dir: &Path) -> String {
+    format!("file:{}", dir.display())
+}
+
+/// Runs `reader` once on `keys` at `endpoint` (an S3 endpoint, or [`local_endpoint`]).
 #[allow(clippy::too_many_arguments)]
 pub fn run_once(
     reader: PeerReader,
@@ -90,15 +96,18 @@ pub fn run_once(
     columns: &[String],
 ) -> Result<RunResult, String> {
     if reader == PeerReader::ArrowRs {
-        let r = testbed::arrow_rs::read(
-            endpoint,
-            bucket,
-            keys,
-            columns,
-            testbed::ACCESS_KEY,
-            testbed::SECRET_KEY,
-            testbed::REGION,
-        )
+        let r = match endpoint.strip_prefix("file:") {
+            Some(dir) => testbed::arrow_rs::read_in_memory(Path::new(dir), keys, columns),
+            None => testbed::arrow_rs::read(
+                endpoint,
+                bucket,
+                keys,
+                columns,
+                testbed::ACCESS_KEY,
+                testbed::SECRET_KEY,
+                testbed::REGION,
+            ),
+        }
         .map_err(|e| e.to_string())?;
         return Ok(RunResult {
             wall_s: r.wall_s,

@@ -94,13 +94,13 @@ pub enum CheckError {
     #[error("measuring {shape}: {source}")]
     Measure {
         shape: &'static str,
-        source: run::ScenarioRunError,
+        source: Box<run::ScenarioRunError>,
     },
     #[error("simulating {shape} ({model}): {source}")]
     Simulate {
         shape: &'static str,
         model: &'static str,
-        source: run::ScenarioRunError,
+        source: Box<run::ScenarioRunError>,
     },
     #[error("fitting a store model to the measured {shape} trace: {source}")]
     Fit {
@@ -212,7 +212,7 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
         let measured = run::run_scenario_with(&loaded, &opts, &runner).map_err(|source| {
             CheckError::Measure {
                 shape: name,
-                source,
+                source: Box::new(source),
             }
         })?;
         let trace_path = cfg.work_dir.join(format!("{name}.measured.csv"));
@@ -230,7 +230,7 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
             .map_err(|source| CheckError::Simulate {
                 shape: name,
                 model: model.name(),
-                source,
+                source: Box::new(source),
             })
         };
         let sim_injected = simulate(&loaded, ModelKind::Injected)?;

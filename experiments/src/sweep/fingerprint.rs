@@ -110,36 +110,40 @@ impl Fingerprint {
     /// What differs between this fingerprint and a file's first line, or `None` when they
     /// match. A line that is not a fingerprint at all says so.
     pub fn differences(&self, line: &str) -> Option<String> {
-        let Some(rest) = line.strip_prefix(PREFIX) else {
-            return Some("its first line is not a `# sim sweep` fingerprint (not a sweep file, or one written before fingerprints)".into());
-        };
-        if rest.split(';').next().map(str::trim) == Some(&format!("{:016x}", self.hash())) {
-            return None;
-        }
-        let theirs: Vec<(&str, &str)> = rest
-            .split(';')
-            .skip(1)
-            .filter_map(|f| f.trim().split_once('='))
-            .collect();
-        let mine = self.line();
-        let mine: Vec<(&str, &str)> = mine
-            .strip_prefix(PREFIX)
-            .unwrap_or("")
-            .split(';')
-            .skip(1)
-            .filter_map(|f| f.trim().split_once('='))
-            .collect();
-        let mut diffs = Vec::new();
-        for (k, v) in &mine {
-            match theirs.iter().find(|(tk, _)| tk == k) {
-                Some((_, tv)) if tv == v => {}
-                Some((_, tv)) => diffs.push(format!("{k}: `{tv}` in the file, `{v}` now")),
-                None => diffs.push(format!("{k}: absent in the file, `{v}` now")),
-            }
-        }
-        if diffs.is_empty() {
-            diffs.push("the hash differs".into());
-        }
-        Some(diffs.join("; "))
+        line_differences(line, &self.line())
     }
+}
+
+/// What differs between the fingerprint line `theirs` (a file's) and `mine`, field by field,
+/// or `None` when their hashes match. A line that is not a fingerprint at all says so.
+pub fn line_differences(theirs: &str, mine: &str) -> Option<String> {
+    let Some(rest) = theirs.strip_prefix(PREFIX) else {
+        return Some("its first line is not a `# sim sweep` fingerprint (not a sweep file, or one written before fingerprints)".into());
+    };
+    let fields = |rest: &str| -> (Option<String>, Vec<(String, String)>) {
+        let mut parts = rest.split(';');
+        let hash = parts.next().map(|h| h.trim().to_string());
+        let kv = parts
+            .filter_map(|f| f.trim().split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        (hash, kv)
+    };
+    let (their_hash, theirs) = fields(rest);
+    let (my_hash, mine) = fields(mine.strip_prefix(PREFIX).unwrap_or(""));
+    if their_hash.is_some() && their_hash == my_hash {
+        return None;
+    }
+    let mut diffs = Vec::new();
+    for (k, v) in &mine {
+        match theirs.iter().find(|(tk, _)| tk == k) {
+            Some((_, tv)) if tv == v => {}
+            Some((_, tv)) => diffs.push(format!("{k}: `{tv}` in the file, `{v}` now")),
+            None => diffs.push(format!("{k}: absent in the file, `{v}` now")),
+        }
+    }
+    if diffs.is_empty() {
+        diffs.push("the hash differs".into());
+    }
+    Some(diffs.join("; "))
 }

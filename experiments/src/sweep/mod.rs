@@ -10,7 +10,9 @@
 //! `-` for an arm that does not honour the axis's setting.
 
 mod fingerprint;
+pub mod merge;
 mod output;
+pub mod shard;
 pub mod values;
 
 use crate::report::{Metric, RunMetrics, Summary};
@@ -23,14 +25,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 pub use fingerprint::Fingerprint;
+pub use shard::{Shard, ShardLine};
 pub use values::{parse_vary, Axis, Kind, VaryError};
 
-/// The most points a sweep may have (all axes together): each point runs every arm, and a
-/// grid past this is a typo, not a plan (10^6 points of 0.1 s are a day of one core).
-pub const MAX_GRID_POINTS: usize = 1_000_000;
-
-/// The most replications per point.
-pub const MAX_REPLICATIONS: u32 = 10_000;
+/// The most points a sweep may have (all axes together) and the most replications per point,
+/// named in `limits` (docs/bounds.md): 10^6 points of 0.1 s are a day of one core.
+pub use limits::{MAX_GRID_POINTS, MAX_REPLICATIONS};
 
 /// Points of the running sweep complete on disk, for a Ctrl-C message.
 pub static POINTS_ON_DISK: AtomicUsize = AtomicUsize::new(0);
@@ -50,6 +50,8 @@ pub enum SweepError {
     },
     #[error("{path}: {message}")]
     Output { path: PathBuf, message: String },
+    #[error("sim sweep merge: {0}")]
+    Merge(String),
     #[error("nothing to vary: give `--vary NAME=VALUES` or a `sweep:` section in the scenario")]
     NoAxes,
     #[error("`{0}` is varied twice; give each axis once (list all its values in one `--vary`)")]
@@ -79,6 +81,8 @@ pub struct SweepOptions {
     pub resume: bool,
     /// Which case of the scenario to sweep (the first when None).
     pub case: Option<String>,
+    /// Run only this shard's points (the whole grid when None).
+    pub shard: Option<Shard>,
     pub progress: bool,
 }
 
@@ -102,6 +106,8 @@ pub struct SweepResult {
     pub rows: Vec<SweepRow>,
     pub points_run: usize,
     pub points_resumed: usize,
+    /// Points of the file when complete (the grid's, or the shard's).
+    pub points_in_file: usize,
     /// How the overrides landed (not-honouring arms, shadowed values): for stderr.
     pub notes: Vec<String>,
 }
@@ -293,12 +299,29 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     let arms = first.arms.len();
     let fingerprint = Fingerprint::of(&base, &case_name, &opts.axes, reps, first.seed)?;
     let hdr = output::header(&opts.axes);
-    let (done, mut writer) = output::open(&opts.output, &fingerprint, &hdr, arms, opts.resume)?;
+    let order = match opts.shard {
+        Some(s) => s.points(grid.len()),
+        None => (0..grid.len()).collect(),
+    };
+    let points_in_file = order.len();
+    let (done, mut writer) = output::open(output::Target {
+        path: &opts.output,
+        fingerprint: &fingerprint,
+        shard: opts.shard.map(|shard| ShardLine {
+            shard,
+            points: grid.len(),
+            arms,
+        }),
+        hdr: &hdr,
+        arms,
+        order: order.clone(),
+        resume: opts.resume,
+    })?;
     POINTS_ON_DISK.store(done, Ordering::Relaxed);
 
     let writer_lock = Mutex::new(&mut writer);
-    let todo: Vec<usize> = (done..grid.len()).collect();
-    let bar = progress_bar(opts.progress, grid.len() as u64, done as u64);
+    let todo: Vec<usize> = order.get(done..).unwrap_or_default().to_vec();
+    let bar = progress_bar(opts.progress, points_in_file as u64, done as u64);
     let failure: Mutex<Option<SweepError>> = Mutex::new(None);
     let point_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
     todo.par_iter().for_each(|&pi| {
@@ -347,7 +370,11 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     if let Some(e) = failure.into_inner().ok().flatten() {
         return Err(e);
     }
-    let on_disk = POINTS_ON_DISK.load(Ordering::Relaxed);
+    // This run's own count: `POINTS_ON_DISK` is for the Ctrl-C message and is shared by every
+    // sweep in the process.
+    let on_disk = writer_lock
+        .into_inner()
+        .map_or(done, |w| w.points_on_disk());
     for n in point_notes.into_inner().unwrap_or_default() {
         if !notes.contains(&n) {
             notes.push(n);
@@ -362,6 +389,7 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
         rows,
         points_run: on_disk.saturating_sub(done),
         points_resumed: done,
+        points_in_file,
         notes,
     })
 }
@@ -382,11 +410,11 @@ fn run_point(
         .map(|&(a, rep)| {
             run_arm(&r, a, rep, Default::default(), &Simulated)
                 .map(|x| x.total)
-                .map_err(|(q, e)| SweepError::Run {
+                .map_err(|f| SweepError::Run {
                     point: pi,
                     what: describe_point(axes, coords),
-                    arm: format!("{} (query {q})", r.arms[a].name),
-                    message: e.to_string(),
+                    arm: format!("{} (query {})", r.arms[a].name, f.query),
+                    message: f.error.to_string(),
                 })
         })
         .collect();

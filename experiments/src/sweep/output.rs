@@ -1,9 +1,10 @@
-//! The sweep CSV: the fingerprint line, the header, then one row per (point, arm) in point
-//! order. Opening for `--resume` keeps the complete leading points of a file with the same
-//! fingerprint (cutting a torn or partial last point off in place, so no valid row is
-//! rewritten or lost) and appends after them.
+//! The sweep CSV: the fingerprint line, a shard's line (`shard.rs`) when it is one, the header,
+//! then one row per (point, arm) in point order. Opening for `--resume` keeps the complete
+//! leading points of a file with the same fingerprint and shard (cutting a torn or partial last
+//! point off in place, so no valid row is rewritten or lost) and appends after them.
 
 use super::fingerprint::Fingerprint;
+use super::shard::{ShardLine, SHARD_PREFIX};
 use super::values::Axis;
 use super::{SweepError, SweepRow};
 use crate::report::{Metric, Summary};
@@ -41,6 +42,9 @@ fn record(row: &SweepRow, reps: u32) -> Vec<String> {
 /// Rows go out in point order, each point's rows once all points before it are out.
 pub(super) struct Writer {
     out: csv::Writer<std::fs::File>,
+    /// The points this file holds, in order (every grid point, or one shard's).
+    order: Vec<usize>,
+    /// Points of `order` on disk.
     next: usize,
     pending: BTreeMap<usize, Vec<SweepRow>>,
 }
@@ -54,9 +58,16 @@ impl Writer {
         rows: Vec<SweepRow>,
         reps: u32,
     ) -> std::io::Result<usize> {
-        debug_assert!(point >= self.next, "point {point} offered twice");
+        debug_assert!(
+            self.order[self.next..].contains(&point),
+            "point {point} offered twice or not of this file"
+        );
         self.pending.insert(point, rows);
-        while let Some(rows) = self.pending.remove(&self.next) {
+        while let Some(rows) = self
+            .order
+            .get(self.next)
+            .and_then(|p| self.pending.remove(p))
+        {
             for row in &rows {
                 self.out.write_record(record(row, reps))?;
             }
@@ -64,6 +75,11 @@ impl Writer {
             self.next += 1;
         }
         Ok(self.next)
+    }
+
+    /// Points of the file's order complete on disk.
+    pub(super) fn points_on_disk(&self) -> usize {
+        self.next
     }
 }
 
@@ -74,21 +90,39 @@ fn out_err(path: &Path) -> impl Fn(String) -> SweepError + '_ {
     }
 }
 
-/// Opens the output: fresh (fingerprint and header), or, with `resume`, after the complete
-/// leading points of an earlier run of the same sweep. Returns the points kept.
-pub(super) fn open(
-    path: &Path,
-    fingerprint: &Fingerprint,
-    hdr: &[String],
-    arms: usize,
-    resume: bool,
-) -> Result<(usize, Writer), SweepError> {
+/// Where a sweep's rows go: the file, what it holds, and whether to resume it.
+pub(super) struct Target<'a> {
+    pub path: &'a Path,
+    pub fingerprint: &'a Fingerprint,
+    /// The shard's line, when the file is one shard's.
+    pub shard: Option<ShardLine>,
+    pub hdr: &'a [String],
+    pub arms: usize,
+    /// The points the file holds, in order.
+    pub order: Vec<usize>,
+    pub resume: bool,
+}
+
+/// Opens the output: fresh (fingerprint, shard line and header), or, with `resume`, after the
+/// complete leading points of an earlier run of the same sweep. Returns the points kept (a
+/// count of `order`).
+pub(super) fn open(t: Target<'_>) -> Result<(usize, Writer), SweepError> {
+    let Target {
+        path,
+        fingerprint,
+        shard,
+        hdr,
+        arms,
+        order,
+        resume,
+    } = t;
     let err = out_err(path);
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
     }
     if resume && path.exists() {
-        let (points, keep_bytes) = complete_prefix(path, fingerprint, hdr, arms)?;
+        let (points, keep_bytes) =
+            complete_prefix(path, fingerprint, shard.as_ref(), hdr, arms, &order)?;
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -106,6 +140,7 @@ pub(super) fn open(
             points,
             Writer {
                 out,
+                order,
                 next: points,
                 pending: BTreeMap::new(),
             },
@@ -113,6 +148,9 @@ pub(super) fn open(
     }
     let mut file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
     writeln!(file, "{}", fingerprint.line()).map_err(|e| err(e.to_string()))?;
+    if let Some(s) = &shard {
+        writeln!(file, "{}", s.line()).map_err(|e| err(e.to_string()))?;
+    }
     let mut out = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(file);
@@ -122,6 +160,7 @@ pub(super) fn open(
         0,
         Writer {
             out,
+            order,
             next: 0,
             pending: BTreeMap::new(),
         },
@@ -129,12 +168,15 @@ pub(super) fn open(
 }
 
 /// The number of complete leading points of an earlier run, and the byte length they fill
-/// (fingerprint and header included). Refuses a file of another sweep, naming what differs.
+/// (fingerprint, shard line and header included). Refuses a file of another sweep or shard,
+/// naming what differs.
 fn complete_prefix(
     path: &Path,
     fingerprint: &Fingerprint,
+    shard: Option<&ShardLine>,
     hdr: &[String],
     arms: usize,
+    order: &[usize],
 ) -> Result<(usize, u64), SweepError> {
     let err = out_err(path);
     let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
@@ -149,7 +191,32 @@ fn complete_prefix(
              (-o) or run without --resume to start over"
         )));
     }
-    let start = first.len() as u64;
+    let mut second = String::new();
+    if reader
+        .fill_buf()
+        .map_err(|e| err(e.to_string()))?
+        .starts_with(SHARD_PREFIX.as_bytes())
+    {
+        reader
+            .read_line(&mut second)
+            .map_err(|e| err(e.to_string()))?;
+    }
+    let theirs = (!second.is_empty()).then(|| second.trim_end().to_string());
+    let mine = shard.map(ShardLine::line);
+    if theirs != mine {
+        let say = |l: &Option<String>| {
+            l.as_deref()
+                .and_then(|l| l.strip_prefix(SHARD_PREFIX))
+                .map_or_else(|| "the whole sweep".to_string(), |s| format!("shard {s}"))
+        };
+        return Err(err(format!(
+            "--resume refused: the file holds {}, this run is {}; give the same --shard, or \
+             write to another file (-o)",
+            say(&theirs),
+            say(&mine)
+        )));
+    }
+    let start = (first.len() + second.len()) as u64;
     let mut rdr = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .has_headers(false)
@@ -171,7 +238,8 @@ fn complete_prefix(
     let mut in_point = 0usize;
     // A torn last line (or any row out of order) ends the prefix.
     while let Ok(true) = rdr.read_record(&mut rec) {
-        if rec.len() != hdr.len() || rec.get(0) != Some(point.to_string().as_str()) {
+        let expected = order.get(point).map(usize::to_string);
+        if rec.len() != hdr.len() || rec.get(0) != expected.as_deref() {
             break;
         }
         in_point += 1;

@@ -50,7 +50,7 @@ pub enum VaryError {
     },
 }
 
-const MAX_POINTS_PER_AXIS: usize = 10_000;
+use limits::MAX_POINTS_PER_AXIS;
 
 fn classify(v: &str) -> Option<(Kind, f64)> {
     let v = v.trim();
@@ -161,7 +161,8 @@ pub fn parse_values(name: &str, values: &str, text: &str) -> Result<Axis, VaryEr
             if !(s_v > 0.0) {
                 return Err(bad("the step must be above 0".into()));
             }
-            let count = ((hi_v - lo_v) / s_v).floor() as usize + 1;
+            // `as` saturates a huge (or infinite) span; the `+ 1` must too (it overflowed).
+            let count = (((hi_v - lo_v) / s_v).floor() as usize).saturating_add(1);
             if count > MAX_POINTS_PER_AXIS {
                 return Err(VaryError::TooMany {
                     text: text.into(),
@@ -247,6 +248,23 @@ pub fn grid(axes: &[Axis]) -> Vec<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_span_past_usize_is_too_many_points_not_an_overflow() {
+        // Found by the `values` fuzz target (overflow checks on): `as usize` saturated, `+ 1`
+        // overflowed; in release it wrapped to 0 points.
+        let e = parse_vary("max_threads=8..+17777777777777777777777777777777777777:+1");
+        assert!(
+            matches!(
+                e,
+                Err(VaryError::TooMany {
+                    count: usize::MAX,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+    }
 
     #[test]
     fn multiplicative_range() {

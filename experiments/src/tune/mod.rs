@@ -40,8 +40,11 @@ pub enum TuneError {
     NoArm(String, String, String),
     #[error("`--param {0}` is given twice; give each setting once")]
     RepeatedParam(String),
-    #[error("--budget 0 evaluates nothing; give at least 1")]
-    Budget,
+    #[error(
+        "--budget {0}: give between 1 and {max} evaluations (limits::MAX_TUNE_BUDGET)",
+        max = limits::MAX_TUNE_BUDGET
+    )]
+    Budget(usize),
     #[error("--reps {0}: give between 1 and {max} replications", max = crate::sweep::MAX_REPLICATIONS)]
     Reps(u32),
     #[error("the tuned arm `{arm}` is {strategy}, which does not honour `{param}`; it honours: {honoured}")]
@@ -175,8 +178,11 @@ pub struct Evaluator<'a> {
     tables: TableCache,
     reps: Option<u32>,
     /// Applied to every resolved scenario before running (the robustness view scales the store).
-    pub adjust: Option<Box<dyn Fn(&mut Resolved) + Send + Sync + 'a>>,
+    pub adjust: Option<Adjust<'a>>,
 }
+
+/// A change made to every resolved scenario before it runs.
+pub type Adjust<'a> = Box<dyn Fn(&mut Resolved) + Send + Sync + 'a>;
 
 impl<'a> Evaluator<'a> {
     pub fn new(targets: &'a [Target], reps: Option<u32>) -> Self {
@@ -237,7 +243,9 @@ impl<'a> Evaluator<'a> {
                         run_arm(&r, arm, rep, Default::default(), &Simulated).map(|x| x.total)
                     })
                     .collect::<Result<_, _>>()
-                    .map_err(|(q, e)| TuneError::Run(format!("{}: query {q}: {e}", t.label)))?;
+                    .map_err(|f| {
+                        TuneError::Run(format!("{}: query {}: {}", t.label, f.query, f.error))
+                    })?;
                 let n = runs.len().max(1) as f64;
                 let mean = |f: &dyn Fn(&RunMetrics) -> f64| runs.iter().map(f).sum::<f64>() / n;
                 Ok(Measured {
@@ -268,6 +276,37 @@ fn score(objective: Objective, m: &[Measured], base: &[Measured]) -> f64 {
         })
         .sum();
     (logs / m.len().max(1) as f64).exp()
+}
+
+/// The evaluation of `settings` that measured `measured`, against the defaults' `base`: the
+/// objective `sim tune` minimises and `sim eval` prints (the geometric mean over the scenarios
+/// of the ratio to the defaults; over the memory cap, 1000 times how far over, so that it is
+/// worse than any point under it).
+pub fn evaluation(
+    settings: Vec<(String, String)>,
+    measured: Vec<Measured>,
+    base: &[Measured],
+    objective: Objective,
+    max_memory_bytes: Option<u64>,
+) -> Evaluation {
+    debug_assert_eq!(measured.len(), base.len(), "one measurement per scenario");
+    let feasible = max_memory_bytes
+        .is_none_or(|cap| measured.iter().all(|m| m.peak_memory_bytes <= cap as f64));
+    let mut value = score(objective, &measured, base);
+    if !feasible {
+        let over = measured
+            .iter()
+            .map(|m| m.peak_memory_bytes)
+            .fold(0.0, f64::max)
+            / max_memory_bytes.unwrap_or(1).max(1) as f64;
+        value = 1e3 * over.max(1.0);
+    }
+    Evaluation {
+        settings,
+        measured,
+        objective: value,
+        feasible,
+    }
 }
 
 pub struct TuneResult {
@@ -325,26 +364,14 @@ impl Search<'_> {
                 return None;
             }
         };
-        let feasible = self
-            .opts
-            .max_memory_bytes
-            .is_none_or(|cap| measured.iter().all(|m| m.peak_memory_bytes <= cap as f64));
-        let mut objective = score(self.opts.objective, &measured, &self.defaults);
-        if !feasible {
-            // Worse than any feasible point, and worse the further over the cap.
-            let over = measured
-                .iter()
-                .map(|m| m.peak_memory_bytes)
-                .fold(0.0, f64::max)
-                / self.opts.max_memory_bytes.unwrap_or(1).max(1) as f64;
-            objective = 1e3 * over.max(1.0);
-        }
-        let e = Evaluation {
+        let e = evaluation(
             settings,
             measured,
-            objective,
-            feasible,
-        };
+            &self.defaults,
+            self.opts.objective,
+            self.opts.max_memory_bytes,
+        );
+        let objective = e.objective;
         self.memo.lock().ok()?.insert(key, e.clone());
         let mut h = self.history.lock().ok()?;
         let best = h.last().map(|(_, b)| b.min(objective)).unwrap_or(objective);
@@ -416,8 +443,8 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
             return Err(TuneError::RepeatedParam(p.name.clone()));
         }
     }
-    if opts.budget == 0 {
-        return Err(TuneError::Budget);
+    if opts.budget == 0 || opts.budget > limits::MAX_TUNE_BUDGET {
+        return Err(TuneError::Budget(opts.budget));
     }
     if let Some(n) = opts.reps {
         if n == 0 || n > crate::sweep::MAX_REPLICATIONS {
@@ -440,7 +467,7 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
     let eval = Evaluator::new(targets, opts.reps);
     // Check every name on the defaults first: a bad name fails before any search.
     for p in &opts.params {
-        let probe = vec![(p.name.clone(), p.text(p.value_at(0.5)))];
+        let probe = [(p.name.clone(), p.text(p.value_at(0.5)))];
         let t = &targets[0];
         let text = format!("arms.{}.settings.{}={}", t.arm_name, probe[0].0, probe[0].1);
         let s = t.scenario.with_overrides(&[
@@ -487,10 +514,7 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
     // so far. Settings like these are often nearly separable and have plateaus (a gap above the
     // seek threshold changes nothing), where a simplex alone stalls.
     let mut current = vec![0.5; d];
-    let mut current_value = match search.objective(&current) {
-        Some(v) => v,
-        None => f64::INFINITY,
-    };
+    let mut current_value = search.objective(&current).unwrap_or(f64::INFINITY);
     'scan: for k in 0..d {
         for pos in [0.0, 0.25, 0.75, 1.0] {
             let mut u = current.clone();
@@ -541,6 +565,12 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
                 v[k] - size
             };
             simplex.push(v);
+        }
+        // argmin's `NelderMead::init` unwraps the cost of every vertex: evaluate them here first
+        // (memoized, so init costs nothing), and stop with the best so far if the budget cannot
+        // pay for the whole simplex.
+        if simplex.iter().any(|v| search.objective(v).is_none()) {
+            break;
         }
         let solver = match NelderMead::new(simplex).with_sd_tolerance(1e-6) {
             Ok(s) => s,

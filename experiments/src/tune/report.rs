@@ -192,6 +192,32 @@ pub fn tune_and_report(targets: &[Target], opts: &TuneOptions) -> Result<TuneOut
 }
 
 /// Best objective against evaluations.
+/// Every evaluation of the search in order, as CSV: `evaluation` (from 1), `objective`,
+/// `best_so_far`, `feasible`, then each parameter's value as it ran (`sim tune --history`).
+pub fn history_csv(result: &TuneResult, params: &[super::Param]) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = vec![
+        "evaluation".to_string(),
+        "objective".into(),
+        "best_so_far".into(),
+    ];
+    header.push("feasible".into());
+    header.extend(params.iter().map(|p| p.name.clone()));
+    w.write_record(&header)?;
+    for (i, (e, best)) in result.history.iter().enumerate() {
+        let mut row = vec![
+            (i + 1).to_string(),
+            e.objective.to_string(),
+            best.to_string(),
+            e.feasible.to_string(),
+        ];
+        row.extend(e.settings.iter().map(|(_, v)| v.clone()));
+        w.write_record(&row)?;
+    }
+    let bytes = w.into_inner().map_err(|e| e.into_error())?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 pub fn convergence_plot(
     result: &TuneResult,
     dir: &Path,

@@ -1,5 +1,6 @@
 //! Coalescing 100k needed ranges under each preset family (the simulator calls `coalesce`
 //! about 100k times per run, mostly with far fewer ranges; this bounds the per-range cost).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use std::hint::black_box;
 

@@ -1,4 +1,5 @@
 //! Worked examples from `docs/findings.md` and `docs/peers.md`, run through the public API.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use coalescer::{
     arrow_cpp_from_network_metrics, coalesce, CachedBytes, CoalesceError, CoalescePolicy,

@@ -1065,8 +1065,7 @@ mod tests {
     }
 
     fn bytes_of(t: &Table, c: Compression) -> Vec<u8> {
-        let out = write_table_with(t, &WriteOptions { compression: c }).unwrap();
-        out
+        write_table_with(t, &WriteOptions { compression: c }).unwrap()
     }
 
     #[test]

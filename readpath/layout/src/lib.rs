@@ -7,6 +7,7 @@
 //!
 //! Files share schemas through [`Table::schemas`] so that column names are stored once.
 
+mod bounds;
 pub mod format;
 
 use serde::{Deserialize, Serialize};
@@ -346,6 +347,29 @@ impl Table {
     pub fn schema_of(&self, file: &FileLayout) -> Option<&Schema> {
         self.schemas.get(file.schema as usize)
     }
+
+    /// The table's columns: its widest schema, when every other schema is a prefix of it (one
+    /// schema; or files written before columns were added at the end, as `record iceberg` lays
+    /// them out). A query names columns by their index here; a file whose schema is shorter
+    /// than a column's index does not hold that column and reads nothing for it. `Err` names
+    /// two schemas that disagree at a position: an index would then mean different columns in
+    /// different files.
+    pub fn columns(&self) -> Result<&Schema, String> {
+        let Some(widest) = self.schemas.iter().max_by_key(|s| s.columns.len()) else {
+            return Err("the table has no schema".into());
+        };
+        for (i, s) in self.schemas.iter().enumerate() {
+            if let Some(p) = (0..s.columns.len()).find(|&p| s.columns[p] != widest.columns[p]) {
+                return Err(format!(
+                    "its files have different columns at position {p}: `{}` in schema {i}, `{}` \
+                     in the widest; record an Iceberg table (columns matched by field id) or \
+                     record files of one schema together",
+                    s.columns[p], widest.columns[p]
+                ));
+            }
+        }
+        Ok(widest)
+    }
     /// Bytes of the files whose layout is here.
     pub fn total_bytes(&self) -> u64 {
         self.files.iter().map(|f| f.size_bytes).sum()
@@ -366,6 +390,7 @@ impl Table {
     /// Checks the invariants the read path relies on: every range inside its file, pages inside
     /// their chunk, page table references in bounds, schema references valid.
     pub fn validate(&self) -> Result<(), LayoutError> {
+        bounds::check(self)?;
         for (fi, file) in self.files.iter().enumerate() {
             if !file.materialized {
                 debug_assert!(file.row_groups.is_empty() && file.size_bytes == 0);
@@ -444,12 +469,45 @@ impl Table {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LayoutError {
+    /// A count or size past one of the bounds in `limits` (see docs/bounds.md for each reason).
+    #[error("{at}: {value} {what}, past the bound of {bound} (limits::{name}, docs/bounds.md)")]
+    Bound {
+        at: String,
+        what: String,
+        value: u64,
+        name: String,
+        bound: u64,
+    },
     #[error("file {index} ({file}): {what}")]
     Invalid {
         file: String,
         index: usize,
         what: String,
     },
+}
+
+#[cfg(test)]
+mod columns_tests {
+    use super::*;
+
+    fn schema(cols: &[&str]) -> Schema {
+        Schema {
+            columns: cols.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_widest_schema_when_the_others_are_its_prefixes() {
+        let mut t = Table {
+            schemas: vec![schema(&["id", "q"]), schema(&["id", "q", "price"])],
+            ..Default::default()
+        };
+        assert_eq!(t.columns().unwrap().columns, ["id", "q", "price"]);
+        t.schemas.push(schema(&["id", "name"]));
+        let e = t.columns().unwrap_err();
+        assert!(e.contains("position 1: `name` in schema 2"), "{e}");
+        assert!(Table::default().columns().is_err());
+    }
 }
 
 #[cfg(test)]

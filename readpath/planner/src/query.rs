@@ -4,6 +4,7 @@
 use layout::{FileIndex, Table};
 
 use crate::error::PlanError;
+use crate::plan::{SUBGROUP_MAX_ROWS, SUBGROUP_TARGET_BYTES};
 
 /// The query one [`crate::Reader`] runs. Fractions are in `0..=1`; decisions drawn from them
 /// use a pure hash of `seed`, file, row group and slice (never event order).
@@ -92,21 +93,54 @@ impl QuerySpec {
                     file.path
                 )));
             }
-            let width = table.schema_of(file).map_or(0, |s| s.columns.len());
-            let lists = [
-                ("columns", &self.columns),
-                ("prewhere_columns", &self.prewhere_columns),
-                ("column_index_columns", &self.column_index_columns),
-                ("bloom_columns", &self.bloom_columns),
-            ];
-            for (name, list) in lists {
-                if let Some(c) = list.iter().find(|c| **c as usize >= width) {
-                    return Err(PlanError::Query(format!(
-                        "{name}: column {c} does not exist in file {f} ({}), which has {width} columns (0..{})",
-                        file.path,
-                        width.saturating_sub(1)
-                    )));
-                }
+        }
+        // Columns index the table's columns; a file written before a column was added does
+        // not hold it and reads nothing for it (an Iceberg reader fills it with nulls).
+        let width = table
+            .columns()
+            .map_err(|e| PlanError::Query(format!("the table's columns: {e}")))?
+            .columns
+            .len();
+        let lists = [
+            ("columns", &self.columns),
+            ("prewhere_columns", &self.prewhere_columns),
+            ("column_index_columns", &self.column_index_columns),
+            ("bloom_columns", &self.bloom_columns),
+        ];
+        for (name, list) in lists {
+            if let Some(c) = list.iter().find(|c| **c as usize >= width) {
+                return Err(PlanError::Query(format!(
+                    "{name}: column {c} does not exist: the table has {width} columns (0..{})",
+                    width.saturating_sub(1)
+                )));
+            }
+        }
+        self.check_subgroup_bound(table)
+    }
+
+    /// The row subgroups this query could plan stay within
+    /// [`limits::MAX_ROW_SUBGROUPS_PER_QUERY`]: counted from rows (at most
+    /// [`SUBGROUP_MAX_ROWS`] a subgroup) and uncompressed bytes ([`SUBGROUP_TARGET_BYTES`]
+    /// a subgroup, whatever columns are read), an upper bound on what `plan_file` builds.
+    fn check_subgroup_bound(&self, table: &Table) -> Result<(), PlanError> {
+        let bound = limits::MAX_ROW_SUBGROUPS_PER_QUERY;
+        let mut subgroups: u64 = 0;
+        for &f in &self.files {
+            let Some(file) = table.files.get(f as usize) else {
+                continue;
+            };
+            for rg in &file.row_groups {
+                let by_rows = rg.num_rows.div_ceil(SUBGROUP_MAX_ROWS);
+                let by_bytes = rg.uncompressed_bytes().div_ceil(SUBGROUP_TARGET_BYTES);
+                subgroups = subgroups.saturating_add(by_rows + by_bytes + 1);
+            }
+            if subgroups > bound {
+                return Err(PlanError::Query(format!(
+                    "the query's files up to file {f} ({}) hold up to {subgroups} row subgroups, \
+                     past the bound of {bound} (limits::MAX_ROW_SUBGROUPS_PER_QUERY, \
+                     docs/bounds.md); query fewer files",
+                    file.path
+                )));
             }
         }
         Ok(())

@@ -439,7 +439,7 @@ const SIZE: Kind = Kind::Bytes {
 
 /// The most threads (streams, decode threads, IO threads) a setting may ask for: a node of
 /// the largest instance types has 448 vCPUs, and each simulated thread costs memory and work.
-pub const MAX_THREADS: u64 = 4096;
+pub use limits::MAX_THREADS;
 
 const CH_SETTINGS: &str = "ClickHouse src/Core/Settings.cpp (25.x)";
 const CH_FORMAT: &str = "ClickHouse src/Core/FormatFactorySettings.h and src/Processors/Formats/Impl/ParquetV3BlockInputFormat.cpp (25.x)";
@@ -484,28 +484,20 @@ macro_rules! switch {
     };
 }
 
-const ARROW_RS_COALESCE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(ArrowRs, coalesce_bytes);
-const ARROW_CPP_HOLE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(ArrowCpp, hole_size_limit_bytes);
-const ARROW_CPP_RANGE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(ArrowCpp, range_size_limit_bytes);
-const DUCKDB_GAP: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(DuckDb, gap_bytes);
-const VELOX_GAP: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(Velox, max_gap_bytes);
-const VELOX_READ: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(Velox, max_read_bytes);
-const TRINO_MERGE: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(Trino, max_merge_distance_bytes);
-const TRINO_BUFFER: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(Trino, max_buffer_size_bytes);
-const HADOOP_SEEK: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(HadoopS3a, min_seek_bytes);
-const HADOOP_MERGED: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(HadoopS3a, max_merged_bytes);
-const POLARS_CHUNK: (fn(&Strategy) -> Value, fn(&mut Strategy, Value)) =
-    policy_bytes!(Polars, chunk_size_bytes);
+/// A setting's getter and setter over the strategy.
+type Accessors = (fn(&Strategy) -> Value, fn(&mut Strategy, Value));
+
+const ARROW_RS_COALESCE: Accessors = policy_bytes!(ArrowRs, coalesce_bytes);
+const ARROW_CPP_HOLE: Accessors = policy_bytes!(ArrowCpp, hole_size_limit_bytes);
+const ARROW_CPP_RANGE: Accessors = policy_bytes!(ArrowCpp, range_size_limit_bytes);
+const DUCKDB_GAP: Accessors = policy_bytes!(DuckDb, gap_bytes);
+const VELOX_GAP: Accessors = policy_bytes!(Velox, max_gap_bytes);
+const VELOX_READ: Accessors = policy_bytes!(Velox, max_read_bytes);
+const TRINO_MERGE: Accessors = policy_bytes!(Trino, max_merge_distance_bytes);
+const TRINO_BUFFER: Accessors = policy_bytes!(Trino, max_buffer_size_bytes);
+const HADOOP_SEEK: Accessors = policy_bytes!(HadoopS3a, min_seek_bytes);
+const HADOOP_MERGED: Accessors = policy_bytes!(HadoopS3a, max_merged_bytes);
+const POLARS_CHUNK: Accessors = policy_bytes!(Polars, chunk_size_bytes);
 
 /// Every setting, in listing order.
 pub static SETTINGS: &[Setting] = &[

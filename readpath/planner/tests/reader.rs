@@ -1,5 +1,6 @@
 //! The reader driven step by step, and to the end by the fake driver (fixed latency and
 //! bandwidth, integer ns): the test points of GitHub issue 2 for the planner and controller.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use std::sync::Arc;
 

@@ -1,6 +1,7 @@
 //! Cost of one read's whole life through the read-ahead parts (plan, admit, issue, start,
 //! progress, complete, serve, release), at 1x, 10x and 100x reads: the per-read cost must stay
 //! flat (linear total time), never grow with the queue length.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use readahead::{

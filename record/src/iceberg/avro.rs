@@ -1,8 +1,6 @@
 //! Reading Iceberg manifest lists and manifests (Avro object container files) with
 //! `apache-avro`, keeping only the fields a layout needs.
 
-use std::fs::File;
-use std::io::BufReader;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -76,14 +74,17 @@ fn read_records<T>(
     path: &Path,
     map: impl Fn(&Record) -> Result<T, String>,
 ) -> Result<Vec<T>, RecordError> {
-    let file = File::open(path).map_err(|e| RecordError::io(path, e))?;
+    let bytes = super::read_bounded(path)?;
+    // One value may allocate this much at most (apache-avro's own default is 512 MiB; a
+    // manifest entry is a few KiB). The setting is process-wide and taken on first use.
+    apache_avro::util::max_allocation_bytes(limits::MAX_AVRO_ALLOCATION_BYTES);
     let avro = |message: String| RecordError::Avro {
         path: path.to_path_buf(),
         message,
     };
     let read = || -> Result<Vec<T>, RecordError> {
-        let reader =
-            apache_avro::Reader::new(BufReader::new(file)).map_err(|e| avro(e.to_string()))?;
+        let reader = apache_avro::Reader::new(std::io::Cursor::new(bytes))
+            .map_err(|e| avro(e.to_string()))?;
         let mut out = Vec::new();
         for (i, value) in reader.enumerate() {
             let value = value.map_err(|e| avro(format!("record {i}: {e}")))?;

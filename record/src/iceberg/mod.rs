@@ -3,6 +3,7 @@
 mod avro;
 mod metadata;
 mod paths;
+mod schema;
 
 use std::path::{Path, PathBuf};
 
@@ -30,21 +31,29 @@ use paths::Resolver;
 /// the local files; a data file whose size or row count differs from its manifest entry is an
 /// error.
 ///
+/// Columns are matched to the table's current schema by Iceberg field id
+/// (`schema::to_table_order`): every file's chunks are put in the current schema's order and
+/// named as it names them, so files written before a column was renamed or added record as one
+/// table (a file lacking an added column has a schema that is a prefix of the others).
+///
 /// Delete files are not recorded as layouts (only their manifests count in the metadata phase).
 /// Errors name the file (metadata JSON, manifest list, manifest or data file) and the fault;
 /// any data file that cannot be recorded fails the whole table, since a layout missing files
 /// would understate the work.
 pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
-    let text = std::fs::read(metadata_json).map_err(|e| RecordError::io(metadata_json, e))?;
-    let meta: TableMetadata =
-        serde_json::from_slice(&text).map_err(|source| RecordError::IcebergJson {
-            path: metadata_json.to_path_buf(),
-            source,
-        })?;
+    let text = read_bounded(metadata_json)?;
+    let json_err = |source| RecordError::IcebergJson {
+        path: metadata_json.to_path_buf(),
+        source,
+    };
+    let value: serde_json::Value = serde_json::from_slice(&text).map_err(json_err)?;
+    let meta: TableMetadata = serde_json::from_value(value.clone()).map_err(json_err)?;
     let iceberg_err = |what: String| RecordError::Iceberg {
         path: metadata_json.to_path_buf(),
         what,
     };
+    let leaves = schema::current_leaves(&value)
+        .map_err(|what| iceberg_err(format!("the current schema: {what}")))?;
     if !(1..=3).contains(&meta.format_version) {
         return Err(iceberg_err(format!(
             "format-version {} is not one this recorder knows (1, 2 or 3)",
@@ -79,6 +88,17 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
         },
     };
 
+    let count = manifests.len() as u64;
+    if count > limits::MAX_MANIFESTS_PER_QUERY {
+        return Err(RecordError::invalid(
+            &listed_in,
+            format!(
+                "{count} manifests, past the bound of {} (limits::MAX_MANIFESTS_PER_QUERY, \
+                 docs/bounds.md)",
+                limits::MAX_MANIFESTS_PER_QUERY
+            ),
+        ));
+    }
     for manifest in &manifests {
         let manifest_path = resolver.resolve(manifest, &listed_in)?;
         phase.manifest_bytes.push(file_size(&manifest_path)?);
@@ -97,6 +117,11 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
             }
             let data_path = resolver.resolve(&entry.file_path, &manifest_path)?;
             let recorded = record_parquet_file(&data_path, resolver.relative(&entry.file_path))?;
+            let recorded =
+                schema::to_table_order(recorded, &leaves).map_err(|what| RecordError::Iceberg {
+                    path: data_path.clone(),
+                    what: format!("matching its columns to the table's by field id: {what}"),
+                })?;
             if recorded.layout.size_bytes != entry.file_size_in_bytes {
                 return Err(RecordError::Iceberg {
                     path: manifest_path.clone(),
@@ -130,4 +155,26 @@ fn file_size(path: &Path) -> Result<u64, RecordError> {
     Ok(std::fs::metadata(path)
         .map_err(|e| RecordError::io(path, e))?
         .len())
+}
+
+/// The bytes of a metadata JSON, manifest list or manifest, refused past
+/// [`limits::MAX_METADATA_FILE_BYTES`] before any is read.
+pub(crate) fn read_bounded(path: &Path) -> Result<Vec<u8>, RecordError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| RecordError::io(path, e))?;
+    let bound = limits::MAX_METADATA_FILE_BYTES;
+    let mut bytes = Vec::new();
+    file.take(bound + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| RecordError::io(path, e))?;
+    if bytes.len() as u64 > bound {
+        return Err(RecordError::invalid(
+            path,
+            format!(
+                "more than {bound} bytes of Iceberg metadata in one file \
+                 (limits::MAX_METADATA_FILE_BYTES, docs/bounds.md)"
+            ),
+        ));
+    }
+    Ok(bytes)
 }

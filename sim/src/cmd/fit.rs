@@ -49,7 +49,7 @@ pub fn run(args: FitArgs) -> Result<()> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "fitted".into());
-    let yaml = fit.to_yaml(&name);
+    let yaml = fit.to_checked_yaml(&name)?;
     if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }

@@ -1,9 +1,9 @@
 //! The `sim measure` command line: mirrors `sim run` (same report on stdout, same trace file,
 //! progress on stderr), with where the objects are instead of a store model.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use drive_s3::{Measured, RealStore, S3Endpoint};
-use experiments::run::{run_scenario_with, RunOptions};
+use experiments::run::{run_scenario_keeping_trace, RunOptions};
 use std::path::PathBuf;
 
 /// `sim measure SCENARIO --endpoint URL --bucket B ...`
@@ -88,7 +88,24 @@ pub fn run(args: MeasureArgs) -> Result<()> {
     let rt = drive_s3::runtime(args.io_workers)?;
     let runner = Measured::new(store, &rt, args.warm_connections, true);
     let started = std::time::Instant::now();
-    let out = run_scenario_with(&loaded, &opts, &runner)?;
+    let out = match run_scenario_keeping_trace(&loaded, &opts, &runner) {
+        Ok(out) => out,
+        Err(stopped) => {
+            // What completed before the failure is still written; the failure is said once,
+            // by the caller.
+            if let Some(path) = &args.trace {
+                std::fs::write(path, &stopped.trace_csv).with_context(|| {
+                    format!("writing the trace of what completed to {}", path.display())
+                })?;
+                eprintln!(
+                    "trace of what completed before the failure: {} ({} requests)",
+                    path.display(),
+                    stopped.trace_rows
+                );
+            }
+            return Err(stopped.error.into());
+        }
+    };
     super::notes(&out.notes);
     eprintln!(
         "measured {} against {} bucket {} in {:.2}s",

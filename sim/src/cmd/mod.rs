@@ -5,6 +5,7 @@
 pub mod check_peers;
 #[cfg(feature = "testbed")]
 pub mod check_s3;
+pub mod eval;
 pub mod findings;
 pub mod fit;
 #[cfg(feature = "measure")]

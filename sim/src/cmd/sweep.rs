@@ -4,8 +4,13 @@ use anyhow::Result;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepArgs {
-    pub scenario: PathBuf,
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
+    /// The scenario to sweep.
+    #[arg(required = true)]
+    pub scenario: Option<PathBuf>,
     /// An axis: `NAME=VALUES`, VALUES a list (`64KiB,1MiB,4MiB`) or a range with a step rule
     /// (`64KiB..16MiB:x2`, `0..1MiB:+128KiB`). NAME is a setting or a dotted path into the
     /// scenario (`store.first_byte.median`). Default: the scenario's `sweep:` section.
@@ -32,18 +37,71 @@ pub struct SweepArgs {
     /// Worker threads (results do not depend on it).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Run only shard K of N (K from 0 to N-1): the points K, K+N, K+2N, ... of the grid, to
+    /// a CSV of their own; `sim sweep merge` joins the N CSVs into the one-machine CSV.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<experiments::sweep::Shard>,
+}
+
+#[derive(clap::Subcommand)]
+pub enum SweepCommand {
+    /// Join the CSVs of a sharded sweep (`--shard K/N`, every K once) into the CSV one machine
+    /// would have written, byte for byte.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+pub struct MergeArgs {
+    /// The shards' CSVs, in any order.
+    #[arg(required = true)]
+    pub parts: Vec<PathBuf>,
+    /// The merged CSV.
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+fn parse_shard(s: &str) -> Result<experiments::sweep::Shard, String> {
+    experiments::sweep::Shard::parse(s)
+}
+
+fn merge(args: MergeArgs) -> Result<()> {
+    let m = experiments::sweep::merge::merge(&args.parts, &args.output)?;
+    eprintln!(
+        "{} shards merged: {} points, {} rows in {}",
+        m.shards,
+        m.points,
+        m.rows,
+        args.output.display()
+    );
+    Ok(())
 }
 
 pub fn run(args: SweepArgs) -> Result<()> {
+    if let Some(SweepCommand::Merge(m)) = args.command {
+        return merge(m);
+    }
+    let Some(scenario) = args.scenario.clone() else {
+        anyhow::bail!("give the scenario to sweep (or `sim sweep merge PARTS... -o OUT`)");
+    };
+    if args.shard.is_some() && args.plot.is_some() {
+        anyhow::bail!(
+            "--plot with --shard would plot part of the grid; merge the shards (`sim sweep merge PARTS... -o all.csv`), then the same sweep with `-o all.csv --resume --plot DIR` plots it without running a point"
+        );
+    }
     let overrides = super::parse_overrides(&args.set)?;
-    let loaded = scenario::load(&args.scenario, &overrides)?;
+    let loaded = scenario::load(&scenario, &overrides)?;
     let (axes, reps_from_file) = experiments::sweep::axes_for(&loaded, &args.vary)?;
-    let points: usize = axes.iter().map(|a| a.values.len()).product();
+    let grid_points: usize = axes.iter().map(|a| a.values.len()).product();
+    let points = args
+        .shard
+        .map_or(grid_points, |s| s.points(grid_points).len());
     eprintln!(
-        "sweeping {} over {} point{} ({})",
-        args.scenario.display(),
+        "sweeping {} over {} point{}{} ({})",
+        scenario.display(),
         points,
         if points == 1 { "" } else { "s" },
+        args.shard
+            .map_or_else(String::new, |s| format!(" (shard {s} of {grid_points})")),
         axes.iter()
             .map(|a| format!("{}: {} values", a.name, a.values.len()))
             .collect::<Vec<_>>()
@@ -55,6 +113,7 @@ pub fn run(args: SweepArgs) -> Result<()> {
         output: args.output.clone(),
         resume: args.resume,
         case: args.case,
+        shard: args.shard,
         progress: true,
     };
     let pool = super::pool(args.threads)?;

@@ -1,5 +1,6 @@
 //! Helpers shared by the scenario-level tests.
 #![allow(dead_code)]
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use experiments::report::{Metric, Report};
 use experiments::run::{run_scenario, RunOptions, ScenarioOutput};

@@ -42,6 +42,13 @@ enum Command {
         /// `DIR/requests.csv` (nanosecond times, the Range header as sent), as they end.
         #[arg(long, value_name = "DIR")]
         log: Option<PathBuf>,
+        /// Fault mode, after the uploads: a comma-separated list of `KIND@N`, N counting GETs
+        /// of objects from 0: `503x3@5` (a burst of three 503 SlowDown), `reset@10` (closed
+        /// before the response), `cut@14` (closed after half the body), `stall=2s@18` (half the
+        /// body, then silence), `restart=100ms@25` (every connection closed, none accepted for
+        /// 100 ms).
+        #[arg(long, value_name = "PLAN", value_parser = parse_faults)]
+        faults: Option<testbed::FaultPlan>,
     },
     /// Read columns of objects through the arrow-rs reader (`parquet`'s async reader over
     /// object_store) at its defaults; print `{"reader", "wall_s", "num_rows"}` (feature `arrow-rs`).
@@ -71,6 +78,10 @@ enum Command {
         #[arg(long, default_value_t = 64)]
         large_row_groups: usize,
     },
+}
+
+fn parse_faults(s: &str) -> Result<testbed::FaultPlan, String> {
+    testbed::FaultPlan::parse(s)
 }
 
 fn parse_rtt(s: &str) -> Result<u64, String> {
@@ -109,7 +120,8 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             upload,
             prefix,
             log,
-        } => serve(dir, rtt, bandwidth, &upload, &prefix, log),
+            faults,
+        } => serve(dir, rtt, bandwidth, &upload, &prefix, log, faults),
         Command::Shapes {
             dir,
             small_files,
@@ -147,6 +159,7 @@ fn serve(
     upload: &[PathBuf],
     prefix: &str,
     log: Option<PathBuf>,
+    faults: Option<testbed::FaultPlan>,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let bed = TestBed::start(TestBedConfig {
         data_dir: dir,
@@ -175,8 +188,12 @@ fn serve(
         "unpaced".to_string()
     };
     println!("bandwidth={bw}");
-    // Uploads are not part of what is logged.
+    // Uploads are not part of what is logged, nor of the GETs the fault mode counts.
     let _ = bed.take_requests();
+    if let Some(plan) = faults {
+        println!("faults={}", plan.faults().count());
+        bed.set_faults(plan);
+    }
     let bed = std::sync::Arc::new(bed);
     if let Some(dir) = log {
         std::fs::create_dir_all(&dir)?;

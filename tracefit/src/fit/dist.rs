@@ -27,7 +27,22 @@ pub enum FittedDist {
         /// `(probability, value)`, both increasing.
         points: Vec<(f64, f64)>,
     },
+    /// A point mass: every sample within [`POINT_MASS_SPREAD`] of the median.
+    Constant {
+        /// The value, in the unit of X.
+        value: f64,
+    },
 }
+
+/// A sample whose largest and smallest values differ by less than this fraction of the median
+/// is a point mass: no two-parameter law is identifiable from it (a lognormal's sigma or a
+/// gamma's shape runs off to 0 or infinity, and a gamma CDF at shape 10^7 costs seconds), and
+/// for simulation the spread is immaterial.
+pub const POINT_MASS_SPREAD: f64 = 1e-3;
+
+/// A gamma shape above this is a point mass in all but name (coefficient of variation under
+/// 0.1%); the candidate is dropped rather than evaluated.
+pub const MAX_GAMMA_SHAPE: f64 = 1e6;
 
 /// Probabilities at which the empirical candidate keeps quantiles: dense in the tail, where
 /// read-path decisions (hedging, timeouts) are sensitive.
@@ -42,6 +57,7 @@ impl FittedDist {
             FittedDist::Lognormal { .. } => "lognormal",
             FittedDist::Gamma { .. } => "gamma",
             FittedDist::Empirical { .. } => "empirical",
+            FittedDist::Constant { .. } => "constant",
         }
     }
 
@@ -65,6 +81,13 @@ impl FittedDist {
                 })
             }
             FittedDist::Empirical { points } => empirical_cdf(points, x),
+            FittedDist::Constant { value } => {
+                if x >= *value {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
         }
     }
 
@@ -72,6 +95,7 @@ impl FittedDist {
     pub fn median(&self) -> f64 {
         match self {
             FittedDist::Lognormal { mu, .. } => mu.exp(),
+            FittedDist::Constant { value } => *value,
             _ => self.quantile_by_bisection(0.5),
         }
     }
@@ -85,6 +109,7 @@ impl FittedDist {
                 .windows(2)
                 .map(|w| (w[1].0 - w[0].0) * (w[0].1 + w[1].1) / 2.0)
                 .sum(),
+            FittedDist::Constant { value } => *value,
         }
     }
 
@@ -129,7 +154,7 @@ impl FittedDist {
                         .sum(),
                 )
             }
-            FittedDist::Empirical { .. } => None,
+            FittedDist::Empirical { .. } | FittedDist::Constant { .. } => None,
         }
     }
 }
@@ -207,7 +232,7 @@ pub fn fit_gamma(sample: &[f64]) -> Option<FittedDist> {
             break;
         }
     }
-    (k > 0.0 && k.is_finite()).then_some(FittedDist::Gamma {
+    (k > 0.0 && k <= MAX_GAMMA_SHAPE).then_some(FittedDist::Gamma {
         shape: k,
         scale: mean / k,
     })
@@ -308,6 +333,26 @@ pub fn fit_candidates(mut sample: Vec<f64>, resolution: f64) -> Option<DistFit> 
         return None;
     }
     sample.sort_by(|a, b| a.total_cmp(b));
+    let (lo, hi) = (sample[0], sample[sample.len() - 1]);
+    let median = sample_quantile(&sample, 0.5)?;
+    if hi - lo <= POINT_MASS_SPREAD * median {
+        let dist = FittedDist::Constant { value: median };
+        // The sample's CDF against the step at the median: the share strictly on either side.
+        let n = sample.len() as f64;
+        let below = sample.iter().filter(|x| **x < median).count() as f64 / n;
+        let above = sample.iter().filter(|x| **x > median).count() as f64 / n;
+        let ks = below.max(above);
+        return Some(DistFit {
+            candidates: vec![Candidate {
+                dist,
+                ks,
+                log_likelihood: None,
+            }],
+            chosen: 0,
+            ks_threshold: KS_PRACTICAL_FLOOR,
+            sorted_sample: sample,
+        });
+    }
     let mut candidates = Vec::new();
     for dist in [fit_lognormal(&sample), fit_gamma(&sample)]
         .into_iter()
@@ -476,9 +521,22 @@ mod tests {
         assert!(fit_candidates(vec![0.0, -1.0, f64::NAN], 0.0).is_none());
         assert!(fit_lognormal(&[5.0, 5.0, 5.0]).is_none());
         assert!(fit_gamma(&[5.0, 5.0]).is_none());
-        // A constant sample still gets the empirical candidate.
+        // A constant sample is a point mass, and so is one within 0.1% of its median.
         let fit = fit_candidates(vec![5.0; 10], 0.0).unwrap();
-        assert_eq!(fit.best().unwrap().dist.name(), "empirical");
+        assert_eq!(
+            fit.best().unwrap().dist,
+            FittedDist::Constant { value: 5.0 }
+        );
+        let near: Vec<f64> = (0..16).map(|i| 1e9 + i as f64 * 1e3).collect();
+        let fit = fit_candidates(near, 0.0).unwrap();
+        assert_eq!(fit.best().unwrap().dist.name(), "constant");
+        // A spread of 1% is not.
+        let spread: Vec<f64> = (0..16).map(|i| 100.0 + i as f64 / 15.0).collect();
+        let fit = fit_candidates(spread, 0.0).unwrap();
+        assert_ne!(fit.best().unwrap().dist.name(), "constant");
+        // A gamma past its shape bound is dropped, not evaluated.
+        let tight: Vec<f64> = (0..16).map(|i| 1e6 + (i % 2) as f64 * 1e-2).collect();
+        assert!(fit_gamma(&tight).is_none());
     }
 
     proptest::proptest! {

@@ -53,6 +53,7 @@ fn describe(dist: &FittedDist, unit: Unit) -> String {
                 p(0.99)
             )
         }
+        FittedDist::Constant { value } => format!("every sample at {}", unit.format(*value)),
     }
 }
 
@@ -89,11 +90,12 @@ fn dist_keys(out: &mut String, key: &str, dist: &FittedDist, unit: Unit) {
     match dist {
         FittedDist::Lognormal { mu, sigma } => {
             let _ = writeln!(out, "  median: {}", unit.format(mu.exp()));
-            let _ = writeln!(out, "  sigma: {sigma:.6}");
+            // Shortest form that reads back as the same f64: `{:.6}` printed 1e-7 as 0.000000.
+            let _ = writeln!(out, "  sigma: {sigma}");
         }
         FittedDist::Gamma { shape, scale } => {
             let _ = writeln!(out, "  mean: {}", unit.format(shape * scale));
-            let _ = writeln!(out, "  shape: {shape:.6}");
+            let _ = writeln!(out, "  shape: {shape}");
         }
         FittedDist::Empirical { points } => {
             let _ = writeln!(out, "  quantiles:");
@@ -101,10 +103,23 @@ fn dist_keys(out: &mut String, key: &str, dist: &FittedDist, unit: Unit) {
                 let _ = writeln!(out, "    - [{p}, {}]", unit.format(*v));
             }
         }
+        FittedDist::Constant { value } => {
+            let _ = writeln!(out, "  value: {}", unit.format(*value));
+        }
     }
 }
 
 impl StoreFit {
+    /// [`StoreFit::to_yaml`], loaded back through `models::store::StoreSpec::from_yaml` first:
+    /// what `sim fit` writes always loads (a degenerate fit is a constant distribution, or this
+    /// error saying why).
+    pub fn to_checked_yaml(&self, name: &str) -> Result<String, crate::TraceError> {
+        let yaml = self.to_yaml(name);
+        models::store::StoreSpec::from_yaml(&yaml)
+            .map_err(|e| crate::TraceError::Unloadable { why: e.to_string() })?;
+        Ok(yaml)
+    }
+
     /// The fitted model as YAML that `models::store::StoreSpec::from_yaml` loads, with the fit
     /// quality in comments. `name` becomes the model's `name:`.
     pub fn to_yaml(&self, name: &str) -> String {

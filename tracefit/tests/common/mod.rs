@@ -1,5 +1,5 @@
 //! Synthetic traces with known parameters, written in both formats.
-
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 #![allow(dead_code)]
 
 use rand::{RngExt, SeedableRng};

@@ -154,10 +154,8 @@ impl ClickHouseReader {
         };
         let mut reads: Vec<u64> = Vec::new();
         for &e in &plan_step.entries {
-            if let Some(&id) = u.entry_read.get(e as usize) {
-                if id != u64::MAX {
-                    reads.push(id);
-                }
+            if let Some(&Some(id)) = u.entry_read.get(e as usize) {
+                reads.push(id);
             }
             if let Some(extra) = u.extra_reads.get(&e) {
                 reads.extend(extra.iter().copied());

@@ -98,9 +98,9 @@ struct OpenUnit {
     entry_pieces: Vec<u32>,
     entry_counted: Vec<bool>,
     entry_consumers: Vec<u32>,
-    /// The read serving each entry (`u64::MAX` = none); split entries list the rest in
-    /// `extra_reads`.
-    entry_read: Vec<u64>,
+    /// The first read serving each entry (`None` until one is created); split entries list
+    /// the rest in `extra_reads`.
+    entry_read: Vec<Option<u64>>,
     extra_reads: BTreeMap<u32, Vec<u64>>,
     waiters: BTreeMap<u32, Vec<u32>>,
     lazy: Option<LazyCoalescer>,

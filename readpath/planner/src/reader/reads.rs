@@ -83,9 +83,9 @@ impl ClickHouseReader {
             }
             for &e in &distinct {
                 match u.entry_read.get_mut(e as usize) {
-                    Some(slot) if *slot == u64::MAX => *slot = id,
-                    Some(_) => u.extra_reads.entry(e).or_default().push(id),
-                    None => {}
+                    Some(slot @ None) => *slot = Some(id),
+                    Some(Some(_)) => u.extra_reads.entry(e).or_default().push(id),
+                    None => debug_assert!(false, "entry {e} outside the file's plan"),
                 }
             }
             if let Some(r) = self.reads.get_mut(&id) {

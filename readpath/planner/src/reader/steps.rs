@@ -320,8 +320,8 @@ impl ClickHouseReader {
                 .entry_read
                 .get(e as usize)
                 .copied()
+                .flatten()
                 .into_iter()
-                .filter(|&i| i != u64::MAX)
                 .collect();
             ids.extend(u.extra_reads.remove(&e).unwrap_or_default());
             for id in ids {

@@ -134,7 +134,7 @@ impl ClickHouseReader {
             entry_pieces: vec![0; n_entries],
             entry_counted: vec![false; n_entries],
             entry_consumers: plan.entry_consumers.clone(),
-            entry_read: vec![u64::MAX; n_entries],
+            entry_read: vec![None; n_entries],
             extra_reads: BTreeMap::new(),
             waiters: BTreeMap::new(),
             lazy,

@@ -67,10 +67,12 @@ pub(super) fn program(
     knobs: &PeerKnobs,
     policy: &CoalescePolicy,
 ) -> Result<Program, PlanError> {
-    let mut p = Program::default();
-    p.budget = Some(Budget::PolarsAdaptive {
-        init_bytes: knobs.inflight_init_bytes,
-    });
+    let mut p = Program {
+        budget: Some(Budget::PolarsAdaptive {
+            init_bytes: knobs.inflight_init_bytes,
+        }),
+        ..Program::default()
+    };
     let plan = p.pool("plan", u32::MAX);
     let init = p.pool("reader init", READERS_PRE_INIT);
     let readers = p.pool("readers", READERS_STARTED);

@@ -1,0 +1,131 @@
+//! Every bound on what the simulator reads from outside (scenarios, layouts, Iceberg metadata,
+//! traces, command lines), named once, in the manner of TigerBeetle's `constants.zig`.
+//!
+//! A value past a bound is refused with an error that names the field, the value, the bound
+//! and why the bound exists (the reason is the constant's doc comment, repeated in
+//! `docs/bounds.md`, which a test keeps in step with this file). The bounds are far above any
+//! real table or experiment the project knows of; they exist so that a small hostile input
+//! (a 249-byte layout stating 10^12 rows) cannot make unbounded work or memory.
+//!
+//! This crate has no dependencies, so that every crate, the read path included, can use it.
+
+/// Objects (data files) in one table. Iceberg tables with millions of files exist; 16.7 M is
+/// far above the largest the project has seen and keeps a table's per-file arrays addressable
+/// with `u32` and in memory (a recorded file costs about 100 bytes before its chunks).
+pub const MAX_FILES_PER_TABLE: u64 = 1 << 24;
+
+/// Bytes in one object: 5 TiB, S3's maximum object size (a single PUT or multipart upload).
+pub const MAX_OBJECT_BYTES: u64 = 5 << 40;
+
+/// Row groups in one Parquet file: writers roll a file long before this (a 5 TiB object with
+/// row groups of 5 MiB has one million).
+pub const MAX_ROW_GROUPS_PER_FILE: u64 = 1 << 20;
+
+/// Columns in one schema. The widest tables the project knows of have tens of thousands of
+/// leaf columns; the planner keeps per-column arrays per row group.
+pub const MAX_COLUMNS_PER_SCHEMA: u64 = 1 << 16;
+
+/// Rows in one row group: 4.3 billion. Writers cut row groups by bytes (128 MiB..1 GiB) or rows
+/// (DuckDB 122,880, ClickHouse 1 M); 2^32 rows also keeps ClickHouse's row subgroups of a row
+/// group (65,409 rows at most) near 65 thousand.
+pub const MAX_ROWS_PER_ROW_GROUP: u64 = 1 << 32;
+
+/// Uncompressed bytes of one column chunk: 1 TiB. A decoder holds a chunk's pages one at a
+/// time, but the planner sizes row subgroups by uncompressed bytes (16,744,704 a subgroup).
+pub const MAX_UNCOMPRESSED_BYTES_PER_CHUNK: u64 = 1 << 40;
+
+/// Any sum over a whole table (rows, stored bytes, uncompressed bytes) stays at or below 2^60,
+/// so that the read path's arithmetic on them (sums across files, products with small
+/// factors such as thread counts or ratios in permille) cannot overflow `u64`.
+pub const MAX_TABLE_TOTAL: u64 = 1 << 60;
+
+/// ClickHouse row subgroups one query may plan, counted from the rows (65,409 a subgroup at
+/// most) and uncompressed bytes (16,744,704 a subgroup) of the row groups it reads: about one
+/// million. Each costs about 12 us of simulation (measured: 1.5 M subgroups in 19 s), so this
+/// bounds one query to seconds.
+pub const MAX_ROW_SUBGROUPS_PER_QUERY: u64 = 1 << 20;
+
+/// Iceberg manifests one cold query reads (generated `manifest_count`, or recorded). The
+/// IcebergBench finding reads about 32 a query; Iceberg's own guidance keeps tables to
+/// thousands. Each manifest is one serial GET in the metadata phase.
+pub const MAX_MANIFESTS_PER_QUERY: u64 = 1 << 20;
+
+/// Column chunks a generated table may hold (files x row groups x columns), about 8 GB of
+/// layout in memory at 80 bytes a chunk; the shipped many-small-files table has 7.7 M.
+pub const MAX_GENERATED_COLUMN_CHUNKS: u64 = 100_000_000;
+
+/// Pages a generated table may list (offset indexes), for the same reason as chunks.
+pub const MAX_GENERATED_PAGES: u64 = 100_000_000;
+
+/// Any size a generator draws from a distribution: 256 TiB.
+pub const MAX_DRAWN_BYTES: u64 = 1 << 48;
+
+/// Points on one axis of a sweep.
+pub const MAX_POINTS_PER_AXIS: usize = 10_000;
+
+/// Points of a sweep's grid (the product of its axes), each one run per arm and replication.
+pub const MAX_GRID_POINTS: usize = 1_000_000;
+
+/// Replications of a case, a sweep point or a tune evaluation.
+pub const MAX_REPLICATIONS: u32 = 10_000;
+
+/// Threads of any reader pool (streams, decode threads, IO threads): a node of the largest
+/// instance types has 448 vCPUs, and each simulated thread costs memory and work.
+pub const MAX_THREADS: u64 = 4096;
+
+/// Evaluations `sim tune --budget` may ask for.
+pub const MAX_TUNE_BUDGET: usize = 100_000;
+
+/// Bytes of one line of an access log or trace CSV: a real S3 access-log line is under 2 KiB.
+pub const MAX_TRACE_LINE_BYTES: usize = 64 * 1024;
+
+/// Nesting depth of Thrift structures read from a Parquet footer (the `parquet` crate's own
+/// skip has no bound and spent 1.8 s on a 178-byte file).
+pub const MAX_THRIFT_DEPTH: u32 = 32;
+
+/// Bytes `apache-avro` may allocate for one value of a manifest list or manifest (its
+/// `max_allocation_bytes`, 512 MiB by default): a manifest entry is a few KiB.
+pub const MAX_AVRO_ALLOCATION_BYTES: usize = 64 << 20;
+
+/// Bytes of a metadata JSON, manifest list or manifest file `sim record iceberg` reads.
+pub const MAX_METADATA_FILE_BYTES: u64 = 1 << 30;
+
+/// Rows of the test bed's request-log CSV.
+pub const MAX_REQUEST_LOG_ROWS: usize = 1_000_000;
+
+/// Bytes of a sweep CSV's comment lines (its fingerprint lists every axis value: 10,000 values
+/// of an axis are about 100 KiB), as `sim sweep merge` reads them.
+pub const MAX_SWEEP_LINE_BYTES: usize = 16 << 20;
+
+/// Every bound by name, for the test that keeps `docs/bounds.md` in step.
+pub const ALL: &[(&str, u64)] = &[
+    ("MAX_FILES_PER_TABLE", MAX_FILES_PER_TABLE),
+    ("MAX_OBJECT_BYTES", MAX_OBJECT_BYTES),
+    ("MAX_ROW_GROUPS_PER_FILE", MAX_ROW_GROUPS_PER_FILE),
+    ("MAX_COLUMNS_PER_SCHEMA", MAX_COLUMNS_PER_SCHEMA),
+    ("MAX_ROWS_PER_ROW_GROUP", MAX_ROWS_PER_ROW_GROUP),
+    (
+        "MAX_UNCOMPRESSED_BYTES_PER_CHUNK",
+        MAX_UNCOMPRESSED_BYTES_PER_CHUNK,
+    ),
+    ("MAX_TABLE_TOTAL", MAX_TABLE_TOTAL),
+    ("MAX_ROW_SUBGROUPS_PER_QUERY", MAX_ROW_SUBGROUPS_PER_QUERY),
+    ("MAX_MANIFESTS_PER_QUERY", MAX_MANIFESTS_PER_QUERY),
+    ("MAX_GENERATED_COLUMN_CHUNKS", MAX_GENERATED_COLUMN_CHUNKS),
+    ("MAX_GENERATED_PAGES", MAX_GENERATED_PAGES),
+    ("MAX_DRAWN_BYTES", MAX_DRAWN_BYTES),
+    ("MAX_POINTS_PER_AXIS", MAX_POINTS_PER_AXIS as u64),
+    ("MAX_GRID_POINTS", MAX_GRID_POINTS as u64),
+    ("MAX_REPLICATIONS", MAX_REPLICATIONS as u64),
+    ("MAX_THREADS", MAX_THREADS),
+    ("MAX_TUNE_BUDGET", MAX_TUNE_BUDGET as u64),
+    ("MAX_TRACE_LINE_BYTES", MAX_TRACE_LINE_BYTES as u64),
+    ("MAX_THRIFT_DEPTH", MAX_THRIFT_DEPTH as u64),
+    (
+        "MAX_AVRO_ALLOCATION_BYTES",
+        MAX_AVRO_ALLOCATION_BYTES as u64,
+    ),
+    ("MAX_METADATA_FILE_BYTES", MAX_METADATA_FILE_BYTES),
+    ("MAX_REQUEST_LOG_ROWS", MAX_REQUEST_LOG_ROWS as u64),
+    ("MAX_SWEEP_LINE_BYTES", MAX_SWEEP_LINE_BYTES as u64),
+];

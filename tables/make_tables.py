@@ -41,22 +41,24 @@ from pyiceberg.types import DoubleType
 ROW_GROUP_ROWS = 65_536
 
 
-def duckdb_with_tpch():
+def duckdb_with(*extensions):
+    """A DuckDB connection with `extensions` loaded by path from their `duckdb-ext-*` wheels
+    (autoinstall and autoload off: nothing is downloaded)."""
     import duckdb_ext
 
-    ext = os.path.join(
-        list(duckdb_ext.__path__)[0],
-        "extensions",
-        f"v{duckdb.__version__}",
-        "linux_amd64",
-        "tpch.duckdb_extension",
-    )
+    root = os.path.join(list(duckdb_ext.__path__)[0], "extensions", f"v{duckdb.__version__}",
+                        "linux_amd64")
     con = duckdb.connect(config={
         "autoinstall_known_extensions": "false",
         "autoload_known_extensions": "false",
     })
-    con.execute(f"LOAD '{ext}'")
+    for e in extensions:
+        con.execute(f"LOAD '{os.path.join(root, e)}.duckdb_extension'")
     return con
+
+
+def duckdb_with_tpch():
+    return duckdb_with("tpch")
 
 
 def catalog(out):

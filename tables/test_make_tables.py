@@ -1,9 +1,11 @@
 """The test of tables/make_tables.py and of what `sim record iceberg` makes of its tables
 (scripts/test-all runs it with the venv's Python): the tables built at a small scale, offline;
 each recorded; the shipped scenarios run on the small recordings; partition pruning compared
-with pyiceberg's own scan planning; the table with an added and a renamed column queried.
+with pyiceberg's own scan planning; the table with an added and a renamed column queried; and
+`capture_iceberg.py` run at a small scale (DuckDB's iceberg extension and pyiceberg through the
+test bed), its captures replayed and re-planned by `sim replay`.
 
-Usage: test_make_tables.py SIM_BINARY
+Usage: test_make_tables.py SIM_BINARY TESTBED_BINARY
 """
 
 import json
@@ -38,6 +40,7 @@ def pyiceberg_files(catalog, name, row_filter):
 
 def main():
     sim = os.path.abspath(sys.argv[1])
+    testbed = os.path.abspath(sys.argv[2])
     with tempfile.TemporaryDirectory(prefix="sim-tables-test-") as d:
         out = run(
             sys.executable, os.path.join(HERE, "make_tables.py"), d,
@@ -97,8 +100,42 @@ def main():
         assert files_per_query(sim, evolve, layouts["evolve.items"]) == {"price": 3, "quantity": 3}
         report = json.loads(run(sim, "run", evolve, "--json"))
         assert report["cases"], report
-    print("make_tables: tables built, recorded, pruned as pyiceberg prunes, evolution resolved",
-          file=sys.stderr)
+        check_capture(sim, testbed, os.path.join(d, "captured"))
+    print("make_tables: tables built, recorded, pruned as pyiceberg prunes, evolution resolved; "
+          "captures made, replayed and re-planned", file=sys.stderr)
+
+
+def check_capture(sim, testbed, out):
+    """capture_iceberg.py at SF 0.01: both clients' requests logged whole, pyiceberg's answer
+    right, and each capture re-planned from the recorded layout, its own preset first."""
+    run(sys.executable, os.path.join(HERE, "capture_iceberg.py"), testbed, sim, out,
+        "--tpch-scale", "0.01")
+    columns = "l_quantity,l_extendedprice,l_discount,l_shipdate"
+    for client, preset in (("duckdb-iceberg", "duckdb"), ("pyiceberg", "arrow-cpp")):
+        with open(os.path.join(out, f"tpch-q06-{client}.json")) as f:
+            note = json.load(f)
+        if client == "pyiceberg":
+            assert abs(note["revenue"] - note["expected_revenue"]) < 1e-6, note
+        else:
+            # DuckDB 1.4.4's iceberg extension prunes month partitions by days / 30
+            # (duckdb-iceberg#699): it misses the first months of 1994. Say so if it is fixed.
+            assert note["revenue"] < note["expected_revenue"], \
+                f"DuckDB's answer is right now: update traces/captured/iceberg/README.md: {note}"
+        with open(os.path.join(out, f"tpch-q06-{client}.csv")) as f:
+            rows = sum(1 for _ in f) - 1
+        summary = subprocess.run(
+            [sim, "replay", os.path.join(out, f"tpch-q06-{client}.csv"), "--strict",
+             "--model", os.path.join(out, f"tpch-q06-{client}.bed.yaml")],
+            capture_output=True, text=True)
+        assert summary.returncode == 0, summary.stderr
+        assert f"{rows} records from {rows} lines (RequestLog), 0 malformed" in summary.stderr, \
+            summary.stderr
+        table = run(sim, "replay", os.path.join(out, f"tpch-q06-{client}.csv"),
+                    "--model", os.path.join(out, f"tpch-q06-{client}.bed.yaml"),
+                    "--layout", os.path.join(out, "tpch-lineitem.layout"), "--columns", columns,
+                    "--what-if", preset, "--what-if", "clickhouse-redesign")
+        names = [line.split("  ")[0] for line in table.splitlines()[2:5]]
+        assert names == ["recorded (arm recorded)", preset, "clickhouse-redesign"], table
 
 
 if __name__ == "__main__":

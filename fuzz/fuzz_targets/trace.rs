@@ -1,4 +1,4 @@
-//! The access-log and sim-trace parsers: any bytes give a parsed trace (malformed lines
+//! The access-log, sim-trace and test-bed request-log parsers: any bytes give a parsed trace (malformed lines
 //! counted) or an error.
 #![no_main]
 
@@ -10,6 +10,7 @@ fuzz_target!(|bytes: &[u8]| {
         None,
         Some(TraceFormat::S3AccessLog),
         Some(TraceFormat::SimTrace),
+        Some(TraceFormat::RequestLog),
     ] {
         let opts = ParseOptions {
             format,

@@ -10,6 +10,7 @@ pub mod parse;
 pub mod plot;
 pub mod record;
 pub mod replay;
+pub mod request_log;
 pub mod sim_trace;
 
 pub use error::{LineError, Malformed, TraceError};

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::access_log;
 use crate::error::{LineError, Malformed, TraceError};
 use crate::record::{FirstByteSource, TraceRecord};
+use crate::request_log::{self, RequestLogColumns};
 use crate::sim_trace::{self, SimColumns};
 
 /// Lines longer than this are refused without being held in memory: no valid record of either
@@ -22,6 +23,8 @@ pub enum TraceFormat {
     S3AccessLog,
     /// The CSV request trace of `sim run --trace`.
     SimTrace,
+    /// The loopback test bed's request log (`requests.csv`: ranges and nanosecond times).
+    RequestLog,
 }
 
 /// How to parse.
@@ -142,7 +145,8 @@ impl ParsedTrace {
     /// What the first-byte latencies of this trace measure.
     pub fn first_byte_source(&self) -> FirstByteSource {
         match self.format {
-            TraceFormat::S3AccessLog => FirstByteSource::TurnAround,
+            // The bed's request log times requests at the server, as S3 does.
+            TraceFormat::S3AccessLog | TraceFormat::RequestLog => FirstByteSource::TurnAround,
             TraceFormat::SimTrace => FirstByteSource::Client,
         }
     }
@@ -214,6 +218,7 @@ enum Parser {
     Access,
     // Boxed: the column map is much larger than the other variants.
     Sim(Box<SimColumns>),
+    Requests(RequestLogColumns),
 }
 
 /// Parses a trace from any buffered reader. `source` names it in messages and in the model.
@@ -226,7 +231,7 @@ pub fn parse_reader<R: BufRead>(
         None => Parser::Detect,
         Some(TraceFormat::S3AccessLog) => Parser::Access,
         // The header decides the columns; it is the first non-blank line.
-        Some(TraceFormat::SimTrace) => Parser::Detect,
+        Some(TraceFormat::SimTrace | TraceFormat::RequestLog) => Parser::Detect,
     };
     let mut trace = ParsedTrace {
         source: source.to_string(),
@@ -267,7 +272,16 @@ pub fn parse_reader<R: BufRead>(
                     }
                     match &parser {
                         Parser::Detect => {
-                            if SimColumns::looks_like_header(line) {
+                            if options.format != Some(TraceFormat::SimTrace)
+                                && RequestLogColumns::looks_like_header(line)
+                            {
+                                parser = Parser::Requests(RequestLogColumns::from_header(line)?);
+                                trace.format = TraceFormat::RequestLog;
+                                continue;
+                            }
+                            if options.format != Some(TraceFormat::RequestLog)
+                                && SimColumns::looks_like_header(line)
+                            {
                                 parser = Parser::Sim(Box::new(SimColumns::from_header(line)?));
                                 trace.format = TraceFormat::SimTrace;
                                 continue;
@@ -278,6 +292,12 @@ pub fn parse_reader<R: BufRead>(
                                     expected: sim_trace::SIM_TRACE_HEADER,
                                 });
                             }
+                            if options.format == Some(TraceFormat::RequestLog) {
+                                return Err(TraceError::MissingColumn {
+                                    column: "method",
+                                    expected: request_log::REQUEST_LOG_HEADER,
+                                });
+                            }
                             parser = Parser::Access;
                             trace.format = TraceFormat::S3AccessLog;
                             access_log::parse_line(line, line_no).map(Some)
@@ -285,6 +305,9 @@ pub fn parse_reader<R: BufRead>(
                         Parser::Access => access_log::parse_line(line, line_no).map(Some),
                         Parser::Sim(columns) => {
                             sim_trace::parse_row(line, columns, line_no).map(Some)
+                        }
+                        Parser::Requests(columns) => {
+                            request_log::parse_row(line, columns, line_no).map(Some)
                         }
                     }
                 }

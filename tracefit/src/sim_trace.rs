@@ -188,14 +188,14 @@ fn bad(index: usize, name: &str, value: &str, expected: &'static str) -> LineErr
     }
 }
 
-fn text(fields: &[String], index: Option<usize>) -> &str {
+pub(crate) fn text(fields: &[String], index: Option<usize>) -> &str {
     index
         .and_then(|i| fields.get(i))
         .map(|s| s.as_str())
         .unwrap_or("")
 }
 
-fn required_u64(fields: &[String], index: usize, name: &str) -> Result<u64, LineError> {
+pub(crate) fn required_u64(fields: &[String], index: usize, name: &str) -> Result<u64, LineError> {
     let value = text(fields, Some(index));
     value
         .trim()
@@ -203,7 +203,7 @@ fn required_u64(fields: &[String], index: usize, name: &str) -> Result<u64, Line
         .map_err(|_| bad(index, name, value, "a non-negative integer"))
 }
 
-fn optional_u64(
+pub(crate) fn optional_u64(
     fields: &[String],
     index: Option<usize>,
     name: &str,

@@ -103,3 +103,35 @@ fn huge_lines_and_garbage_are_counted_not_fatal() {
     assert!(t.malformed_count >= 3, "{}", t.summary());
     assert_eq!(t.records.len() as u64 + t.malformed_count, t.lines_read);
 }
+
+#[test]
+fn a_test_bed_request_log_is_detected_and_parsed_whole() {
+    // A real capture: DuckDB's iceberg extension through the loopback test bed.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../traces/captured/iceberg/tpch-q06-duckdb-iceberg.csv"
+    );
+    let text = std::fs::read(path).unwrap();
+    let rows = text.iter().filter(|b| **b == b'\n').count() - 1;
+    let strict = ParseOptions {
+        strict: true,
+        ..ParseOptions::default()
+    };
+    let t = parse_bytes(&text, "q06.csv", &strict).unwrap();
+    assert_eq!(t.format, TraceFormat::RequestLog);
+    assert_eq!(t.records.len(), rows);
+    assert!(t.records.iter().all(|r| r.total_ns.is_some()));
+    let gets = t
+        .records
+        .iter()
+        .filter(|r| r.operation == tracefit::Operation::Get);
+    assert!(gets.clone().all(|r| r.offset_bytes.is_some()));
+    // The format can be asked for, and another file is then refused.
+    let asked = ParseOptions {
+        format: Some(TraceFormat::RequestLog),
+        ..strict.clone()
+    };
+    assert!(parse_bytes(&text, "q06.csv", &asked).is_ok());
+    let e = parse_bytes(b"start_ns,end_ns\n1,2\n", "x.csv", &asked).unwrap_err();
+    assert!(e.to_string().contains("method"), "{e}");
+}

@@ -29,6 +29,14 @@ pub struct ReplayArgs {
     /// A setting for the `--what-if` before it (before any `--what-if`: for all of them).
     #[arg(long = "set", value_name = "SETTING=VALUE", requires = "what_if")]
     pub set: Vec<String>,
+    /// What-if of a real reader's run: the recorded layout of the files it read (`sim record`);
+    /// the needed ranges are then derived from the layout, the log's GETs and `--columns`
+    /// (the trace must say where each GET's bytes lie: the test bed's request CSV).
+    #[arg(long, requires = "what_if", requires = "columns")]
+    pub layout: Option<PathBuf>,
+    /// With `--layout`: the columns the query read, by name, comma-separated.
+    #[arg(long, value_delimiter = ',', requires = "layout")]
+    pub columns: Vec<String>,
     /// Only the rows of this arm of a `sim run --trace` trace (what-if: the recorded run to
     /// re-plan; default: the first in the trace; replay: default every row).
     #[arg(long)]
@@ -53,7 +61,21 @@ pub fn run(args: ReplayArgs) -> Result<()> {
             seed: args.seed,
             ..Default::default()
         };
-        let report = experiments::whatif::what_if(&trace, &spec, &arms, &options)?;
+        let (trace, notes) = match &args.layout {
+            None => (trace, Vec::new()),
+            Some(path) => {
+                let bytes = std::fs::read(path)
+                    .with_context(|| format!("reading the layout {}", path.display()))?;
+                let table = layout::format::read_table(&bytes)
+                    .with_context(|| format!("in the layout {}", path.display()))?;
+                table
+                    .validate()
+                    .with_context(|| format!("the layout {} is inconsistent", path.display()))?;
+                experiments::whatif::needed_from_reads(&trace, &table, &args.columns)?
+            }
+        };
+        let mut report = experiments::whatif::what_if(&trace, &spec, &arms, &options)?;
+        report.notes.splice(0..0, notes);
         super::out(&report.to_table())?;
         return Ok(());
     }

@@ -287,6 +287,7 @@ pub fn fit_store(trace: &ParsedTrace, options: &FitOptions) -> Result<StoreFit, 
                 "successful REST.GET.OBJECT records with a Turn-Around Time"
             }
             TraceFormat::SimTrace => "successful rows with served_by=store",
+            TraceFormat::RequestLog => "successful GETs of objects",
         };
         return Err(TraceError::Fit {
             what: "first-byte latency",

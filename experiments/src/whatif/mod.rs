@@ -29,6 +29,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+mod from_reads;
+pub use from_reads::{needed_from_reads, RECORDED_ARM};
+
 use layout::{ByteRange, ColumnChunk, FileLayout, PageLocation, RowGroup, Schema, Table};
 use planner::QuerySpec;
 use serde::Serialize;

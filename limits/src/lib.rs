@@ -97,6 +97,14 @@ pub const MAX_REQUEST_LOG_ROWS: usize = 1_000_000;
 /// of an axis are about 100 KiB), as `sim sweep merge` reads them.
 pub const MAX_SWEEP_LINE_BYTES: usize = 16 << 20;
 
+/// Bytes of one recorded min or max of a string or binary column. Writers truncate theirs to
+/// 64 bytes (parquet-mr, arrow-rs) or keep them whole (pyarrow); a longer one is not recorded and
+/// its chunk prunes nothing.
+pub const MAX_STAT_VALUE_BYTES: usize = 1024;
+
+/// Bytes of a query's `predicate:` text (a TPC-H predicate is under 200 bytes).
+pub const MAX_PREDICATE_BYTES: usize = 64 * 1024;
+
 /// Every bound by name, for the test that keeps `docs/bounds.md` in step.
 pub const ALL: &[(&str, u64)] = &[
     ("MAX_FILES_PER_TABLE", MAX_FILES_PER_TABLE),
@@ -128,4 +136,6 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_METADATA_FILE_BYTES", MAX_METADATA_FILE_BYTES),
     ("MAX_REQUEST_LOG_ROWS", MAX_REQUEST_LOG_ROWS as u64),
     ("MAX_SWEEP_LINE_BYTES", MAX_SWEEP_LINE_BYTES as u64),
+    ("MAX_STAT_VALUE_BYTES", MAX_STAT_VALUE_BYTES as u64),
+    ("MAX_PREDICATE_BYTES", MAX_PREDICATE_BYTES as u64),
 ];

@@ -1,7 +1,7 @@
 //! The footer facts a layout needs, in one shape whichever decoder produced them: the
 //! `parquet` crate (first choice) or the tolerant fallback in [`crate::thrift`].
 
-use layout::Codec;
+use layout::{Codec, MinMax};
 use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
 
@@ -36,6 +36,8 @@ pub(crate) struct ChunkFacts {
     pub bloom_filter_len: Option<i32>,
     /// The offset index's page locations, when it was read.
     pub pages: Option<Vec<RawPage>>,
+    /// The chunk's min/max where a reader could prune with it (see [`crate::stats`]).
+    pub min_max: Option<MinMax>,
 }
 
 /// One PageLocation of an offset index, as stated.
@@ -79,6 +81,7 @@ pub(crate) fn from_parquet_metadata(metadata: &ParquetMetaData) -> FooterFacts {
                     offset_index: (c.offset_index_offset(), c.offset_index_length()),
                     bloom_filter_offset: c.bloom_filter_offset(),
                     bloom_filter_len: c.bloom_filter_length(),
+                    min_max: crate::stats::chunk_min_max(c.column_descr(), c.statistics()),
                     pages: page_index.page_locations(ci).map(|locations| {
                         locations
                             .iter()

@@ -3,7 +3,8 @@
 //! - [`record_parquet_files`]: the footer and page indexes of each Parquet file (read with the
 //!   `parquet` crate, no Arrow) mapped onto [`layout::FileLayout`]: size, footer length, row
 //!   groups, column chunks (dictionary page, data pages, codec, sizes), column and offset index
-//!   locations, page locations and bloom filter locations.
+//!   locations, page locations, bloom filter locations, and each chunk's min/max statistics
+//!   where a reader could prune with them.
 //! - [`record_iceberg`]: a local Iceberg table from its metadata JSON: the metadata phase
 //!   (metadata JSON, manifest list and manifest sizes) and every live data file's layout.
 //! - [`testdata::write_small_parquet_files`]: small deterministic Parquet files for tests and
@@ -17,6 +18,7 @@ mod footer;
 mod iceberg;
 mod parquet_file;
 mod parquet_files;
+mod stats;
 mod table;
 pub mod testdata;
 mod thrift;

@@ -88,9 +88,14 @@ pub fn record_parquet_file(path: &Path, layout_path: &str) -> Result<RecordedFil
                 .map_err(|what| at(format!("column {ci} ({}): {what}", c.path)))?;
             chunks.push(chunk);
         }
+        let mut statistics: Vec<_> = rg.chunks.iter().map(|c| c.min_max.clone()).collect();
+        if statistics.iter().all(Option::is_none) {
+            statistics.clear();
+        }
         row_groups.push(RowGroup {
             num_rows,
             columns: chunks,
+            statistics,
         });
     }
 
@@ -456,9 +461,14 @@ mod tests {
             let Ok(metadata) = parse_metadata(&file, &path) else {
                 continue;
             };
-            let want = footer::from_parquet_metadata(&metadata);
+            let mut want = footer::from_parquet_metadata(&metadata);
+            // The tolerant decoder reads no statistics (a file it alone can read prunes nothing).
+            want.row_groups
+                .iter_mut()
+                .flat_map(|rg| rg.chunks.iter_mut())
+                .for_each(|c| c.min_max = None);
             let got = tolerant_facts(&mut file, size, footer_len).unwrap();
-            assert_eq!(got, want, "{}", path.display());
+            assert!(got == want, "{}: the decoders differ", path.display());
             compared += 1;
         }
         assert!(compared >= 15, "{compared} files compared");
@@ -493,6 +503,7 @@ mod tests {
                     },
                     bloom_filter_offset: bloom,
                     bloom_filter_len: bloom_len,
+                    min_max: None,
                     pages: pages.map(|p| {
                         p.into_iter()
                             .map(|(offset, compressed_page_size, first_row_index)| RawPage {

@@ -68,9 +68,14 @@ pub struct QueryConfig {
     /// Which files the query reads (default: all).
     #[serde(default)]
     pub files: FileSelection,
-    /// Fraction of row groups that survive min/max pruning.
+    /// Fraction of row groups that survive min/max pruning (a seeded draw: generated tables).
     #[serde(default = "fraction_one")]
     pub row_groups: f64,
+    /// Or a predicate judged against each row group's recorded min/max (recorded tables;
+    /// grammar in `scenario::predicate`). On an Iceberg table it also plans only the files
+    /// whose row groups may match, as a scan planned from manifests does.
+    #[serde(default)]
+    pub predicate: Option<String>,
     #[serde(default)]
     pub prewhere: Option<PrewhereConfig>,
     /// Columns with a pushdown condition: their column index is read and prunes pages.

@@ -3,6 +3,7 @@
 pub mod file;
 pub mod load;
 pub mod overrides;
+pub mod predicate;
 pub mod resolve;
 
 pub use file::ScenarioFile;
@@ -42,10 +43,11 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
         for q in &r.queries {
             let _ = writeln!(
                 out,
-                "#   query {}: {} columns over {} files",
+                "#   query {}: {} columns over {} files{}",
                 q.name,
                 q.spec.columns.len(),
-                q.spec.files.len()
+                q.spec.files.len(),
+                predicate_note(&q.spec, &r.table)
             );
         }
         let _ = writeln!(
@@ -96,4 +98,26 @@ pub fn cases(loaded: &LoadedScenario) -> Result<Vec<(String, Vec<Override>)>, Sc
         out.push((c.name.clone(), ovs));
     }
     Ok(out)
+}
+
+/// `, predicate keeps K of N row groups` for a query with a predicate (the row groups of its
+/// files whose recorded min/max may match), else nothing.
+fn predicate_note(q: &planner::QuerySpec, table: &layout::Table) -> String {
+    let Some(p) = &q.predicate else {
+        return String::new();
+    };
+    let groups = q
+        .files
+        .iter()
+        .filter_map(|&f| table.files.get(f as usize))
+        .flat_map(|f| &f.row_groups);
+    let (mut kept, mut all) = (0usize, 0usize);
+    for rg in groups {
+        all += 1;
+        kept += (rg.num_rows > 0 && p.row_group_may_match(rg)) as usize;
+    }
+    format!(
+        ", predicate `{}` keeps {kept} of their {all} row groups",
+        p.text
+    )
 }

@@ -432,6 +432,43 @@ fn partition_files(
     Ok(files)
 }
 
+/// Sets the query's predicate; on an Iceberg table, drops the files none of whose row groups
+/// may match (a scan plans files from manifest bounds, which are the union of row-group
+/// bounds). The error names `predicate` and the byte of the text.
+fn apply_predicate(
+    spec: &mut planner::QuerySpec,
+    text: &str,
+    table: &Table,
+) -> Result<(), (String, String)> {
+    if spec.row_group_keep_fraction != 1.0 {
+        return Err((
+            "predicate".into(),
+            format!(
+                "`row_groups: {}` and `predicate:` both decide which row groups survive; keep one",
+                spec.row_group_keep_fraction
+            ),
+        ));
+    }
+    let p = crate::predicate::parse(text, table)
+        .map_err(|e| ("predicate".into(), format!("{e} of `{text}`")))?;
+    if table.iceberg.is_some() {
+        spec.files.retain(|&f| {
+            table
+                .files
+                .get(f as usize)
+                .is_some_and(|file| p.file_may_match(file))
+        });
+        if spec.files.is_empty() {
+            return Err((
+                "predicate".into(),
+                format!("`{text}` excludes every file of the query by their recorded min/max: the query reads nothing"),
+            ));
+        }
+    }
+    spec.predicate = Some(std::sync::Arc::new(p));
+    Ok(())
+}
+
 fn query_spec(
     q: &QueryConfig,
     f: &ScenarioFile,
@@ -487,6 +524,9 @@ fn query_spec(
     }
     let mut spec = planner::QuerySpec::new(columns(&q.columns, schema, "columns")?, files);
     spec.row_group_keep_fraction = fraction(q.row_groups, "row_groups")?;
+    if let Some(text) = &q.predicate {
+        apply_predicate(&mut spec, text, table)?;
+    }
     if let Some(p) = &q.prewhere {
         spec.prewhere_columns = columns(&p.columns, schema, "prewhere")?;
         spec.prewhere_selectivity = fraction(p.selectivity, "selectivity")?;

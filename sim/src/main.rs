@@ -52,6 +52,9 @@ enum Command {
     Replay(cmd::replay::ReplayArgs),
     /// Print the fully resolved scenario (after presets and overrides) and check it.
     Validate(cmd::validate::ValidateArgs),
+    /// Which row groups (and Iceberg files) a predicate keeps, by a recorded layout's
+    /// row-group min/max: one CSV row per row group.
+    Prune(cmd::prune::PruneArgs),
     /// Record layouts of real Parquet files or a local Iceberg table.
     Record {
         #[command(subcommand)]
@@ -87,6 +90,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fit(args) => cmd::fit::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Prune(args) => cmd::prune::run(args),
         Command::Record { what } => cmd::record::run(what),
         Command::Findings(args) => cmd::findings::run(args),
         Command::Settings(args) => cmd::settings::run(args),

@@ -200,3 +200,53 @@ fn the_cli_what_if_of_a_capture_names_its_rows_and_notes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Runs `sim ARGS` from the repository root; its stdout.
+fn sim_stdout(args: &[&str]) -> String {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .current_dir(root)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sim {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_readme_walkthrough_shows_what_sim_tune_and_sim_prune_print() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    let tune = sim_stdout(&[
+        "tune",
+        "traces/captured/iceberg/tpch-q06.yaml",
+        "--param",
+        "input_format_parquet_coalesce_gap_bytes=4KiB..8MiB:log",
+        "--param",
+        "input_format_parquet_min_bytes_in_flight=1MiB..256MiB:log",
+        "--budget",
+        "30",
+    ]);
+    let block = tune.trim_end();
+    assert!(block.lines().count() > 10, "{tune}");
+    assert!(
+        readme.contains(block),
+        "the README's `sim tune` output is not what it prints now; paste this:\n{block}"
+    );
+    let prune = sim_stdout(&[
+        "prune",
+        "traces/layouts/tpch-lineitem.layout",
+        "--where",
+        "l_shipdate >= date '1995-09-01' and l_shipdate < date '1995-10-01'",
+    ]);
+    let kept: Vec<&str> = prune.lines().filter(|l| l.ends_with(",1")).collect();
+    assert_eq!(kept.len(), 2, "{prune}");
+    for line in kept {
+        assert!(readme.contains(line), "the README lacks `{line}`");
+    }
+}

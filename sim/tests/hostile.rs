@@ -214,13 +214,7 @@ fn hostile_layout(groups: usize, rows: u64, uncompressed: u64) -> PathBuf {
             path: "f.parquet".into(),
             size_bytes: 1000,
             footer_len_bytes: 100,
-            row_groups: vec![
-                layout::RowGroup {
-                    num_rows: rows,
-                    columns: vec![chunk]
-                };
-                groups
-            ],
+            row_groups: vec![layout::RowGroup::new(rows, vec![chunk]); groups],
             ..layout::FileLayout::default()
         }],
         ..layout::Table::default()

@@ -1145,10 +1145,7 @@ impl<'a> Plan<'a> {
                     .ok_or_else(|| too_large("the data"))?;
                 columns.push(c);
             }
-            row_groups.push(RowGroup {
-                num_rows: rows,
-                columns,
-            });
+            row_groups.push(RowGroup::new(rows, columns));
         }
         // Parquet 1.12+: column indexes, then offset indexes, then bloom filters, then footer.
         let ci_base = cursor;

@@ -253,9 +253,11 @@ mod tests {
             uncompressed_bytes: 400,
             ..ColumnChunk::default()
         };
-        let rg = |base: u64| RowGroup {
-            num_rows: 50,
-            columns: vec![chunk(base, 20), chunk(base + 100, 0), chunk(base + 200, 0)],
+        let rg = |base: u64| {
+            RowGroup::new(
+                50,
+                vec![chunk(base, 20), chunk(base + 100, 0), chunk(base + 200, 0)],
+            )
         };
         Table {
             schemas: vec![Schema {

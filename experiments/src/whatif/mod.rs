@@ -413,10 +413,7 @@ pub fn rebuild(trace: &ParsedTrace, arm: Option<&str>) -> Result<Rebuilt, WhatIf
                         what: format!("row group {g} column {c}: {what}"),
                     })?;
             }
-            file.row_groups.push(RowGroup {
-                num_rows: rg.rows,
-                columns: chunks,
-            });
+            file.row_groups.push(RowGroup::new(rg.rows, chunks));
         }
         table.files.push(file);
     }

@@ -121,15 +121,15 @@ mod tests {
             path: "f".into(),
             size_bytes: 1000,
             footer_len_bytes: 10,
-            row_groups: vec![RowGroup {
-                num_rows: rows,
-                columns: vec![ColumnChunk {
+            row_groups: vec![RowGroup::new(
+                rows,
+                vec![ColumnChunk {
                     chunk_start: 4,
                     data_len: 100,
                     uncompressed_bytes: uncompressed,
                     ..ColumnChunk::default()
                 }],
-            }],
+            )],
             ..FileLayout::default()
         };
         Table {

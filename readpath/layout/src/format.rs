@@ -24,20 +24,26 @@
 //! first stream (`meta`) holds provenance, Iceberg metadata, schemas and the file count; the
 //! others hold one field each, in file / row group / chunk order.
 //!
+//! Version 2 adds two streams for row-group statistics (a chunk flag says a chunk has them):
+//! `stat_kind` (the value kind, and a decimal's scale or a timestamp's unit) and `stat_values`
+//! (min then max). Version 1 files (no statistics) still read.
+//!
 //! The module does no IO: the caller opens files and passes a writer or the bytes. Any byte
 //! string given to [`read_table`] yields a [`Table`] or a [`FormatError`] that says what is wrong
 //! and where; it never panics. The format is lossless for any table whose ranges do not
 //! overflow `u64` (see [`FormatError::Overflow`]); it does not run [`Table::validate`].
 
 use crate::{
-    Codec, ColumnChunk, FileLayout, IcebergMetadata, PageLocation, Provenance, RowGroup, Schema,
-    Table, NO_BLOOM_FILTER,
+    Codec, ColumnChunk, FileLayout, IcebergMetadata, MinMax, PageLocation, Provenance, RowGroup,
+    Schema, StatValue, Table, TimeUnit, NO_BLOOM_FILTER,
 };
 
 /// The first 8 bytes of every layout file.
 pub const MAGIC: [u8; 8] = *b"RPLAYOUT";
-/// The format version this code writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this code writes.
+pub const VERSION: u32 = 2;
+/// The oldest version this code reads (version 1: no statistics streams).
+pub const OLDEST_READ_VERSION: u32 = 1;
 /// Bytes of the fixed header before the body.
 pub const HEADER_BYTES: usize = 36;
 
@@ -83,7 +89,7 @@ pub enum FormatError {
         needed_end: u64,
         available: u64,
     },
-    #[error("layout file version {found} is not supported; this build reads version {supported}")]
+    #[error("layout file version {found} is not supported; this build reads versions {OLDEST_READ_VERSION} to {supported}")]
     UnsupportedVersion { found: u32, supported: u32 },
     #[error(
         "byte {offset}: unknown body compression {found}; expected 0 (none) or 1 (raw DEFLATE)"
@@ -175,7 +181,7 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, FormatError> {
         });
     }
     let version = u32::from_le_bytes(le_array(field("the format version", 8, 4)?));
-    if version != VERSION {
+    if !(OLDEST_READ_VERSION..=VERSION).contains(&version) {
         return Err(FormatError::UnsupportedVersion {
             found: version,
             supported: VERSION,
@@ -231,7 +237,7 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, FormatError> {
             actual: body.len() as u64,
         });
     }
-    decode_body(body)
+    decode_body(body, version)
 }
 
 /// CRC-32 of the header without its checksum field, then the stored body. Covering the stored
@@ -280,9 +286,13 @@ enum S {
     BloomLen,
     PagesFirst,
     PagesCount,
+    StatKind,
+    StatValues,
 }
 
-const STREAM_COUNT: usize = 26;
+const STREAM_COUNT: usize = 28;
+/// Streams of a version 1 file: all but the statistics.
+const STREAM_COUNT_V1: usize = 26;
 const STREAM_NAMES: [&str; STREAM_COUNT] = [
     "meta",
     "paths",
@@ -310,6 +320,8 @@ const STREAM_NAMES: [&str; STREAM_COUNT] = [
     "bloom_filter_len",
     "pages_first",
     "pages_count",
+    "stat_kind",
+    "stat_values",
 ];
 
 // Chunk flag bits: which optional parts follow in their streams.
@@ -320,7 +332,9 @@ const F_BLOOM: u8 = 8;
 const F_BLOOM_LEN: u8 = 16;
 const F_PAGES: u8 = 32;
 const F_CODEC: u8 = 64;
-const F_KNOWN: u8 = 127;
+/// Version 2: the chunk has a min/max in `stat_kind` and `stat_values`.
+const F_STATS: u8 = 128;
+const F_KNOWN_V1: u8 = 127;
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
@@ -451,7 +465,11 @@ fn encode_body(table: &Table) -> Result<Vec<u8>, FormatError> {
         for rg in &file.row_groups {
             e.u(S::RgRows, rg.num_rows);
             e.u(S::RgCols, rg.columns.len() as u64);
-            for c in &rg.columns {
+            if !rg.statistics.is_empty() && rg.statistics.len() != rg.columns.len() {
+                return Err(overflow("statistics not one per column chunk"));
+            }
+            for (ci, c) in rg.columns.iter().enumerate() {
+                let stats = rg.stats(ci as u32);
                 if let Some(what) = chunk_overflow(c) {
                     return Err(overflow(what));
                 }
@@ -483,6 +501,7 @@ fn encode_body(table: &Table) -> Result<Vec<u8>, FormatError> {
                     0
                 };
                 flags |= if c.codec != codec { F_CODEC } else { 0 };
+                flags |= if stats.is_some() { F_STATS } else { 0 };
                 e.byte(S::Flags, flags);
                 if flags & F_CODEC != 0 {
                     e.byte(S::Codec, c.codec as u8);
@@ -512,6 +531,9 @@ fn encode_body(table: &Table) -> Result<Vec<u8>, FormatError> {
                     e.r(S::PagesFirst, c.pages_first as u64, st.pages);
                     e.u(S::PagesCount, c.pages_count as u64);
                 }
+                if let Some(mm) = stats {
+                    encode_stats(&mut e, mm).map_err(|what| overflow(&what))?;
+                }
                 st.advance(c);
             }
         }
@@ -537,6 +559,55 @@ fn encode_body(table: &Table) -> Result<Vec<u8>, FormatError> {
         body.extend_from_slice(s);
     }
     Ok(body)
+}
+
+/// Writes one chunk's min/max: the kind (with a decimal's scale or a timestamp's unit) to
+/// `stat_kind`, then min and max to `stat_values`.
+fn encode_stats(e: &mut Encoder, mm: &MinMax) -> Result<(), String> {
+    if mm.min.compare(&mm.max).is_none() {
+        return Err("a chunk's min and max are of different kinds".into());
+    }
+    let (tag, extra) = stat_tag(&mm.min);
+    e.byte(S::StatKind, tag);
+    if let Some(x) = extra {
+        e.byte(S::StatKind, x);
+    }
+    for v in [&mm.min, &mm.max] {
+        match v {
+            StatValue::Int(x) => e.u(S::StatValues, zigzag(*x)),
+            StatValue::UInt(x) => e.u(S::StatValues, *x),
+            StatValue::Float { bits } => e.u(S::StatValues, *bits),
+            StatValue::Date(x) => e.u(S::StatValues, zigzag(*x as i64)),
+            StatValue::Decimal { unscaled, .. } => {
+                e.streams[S::StatValues as usize].extend_from_slice(&unscaled.to_le_bytes())
+            }
+            StatValue::Timestamp { ticks, .. } => e.u(S::StatValues, zigzag(*ticks)),
+            StatValue::Bytes(b) => {
+                if b.len() > limits::MAX_STAT_VALUE_BYTES {
+                    return Err(format!(
+                        "a min or max of {} bytes (more than limits::MAX_STAT_VALUE_BYTES)",
+                        b.len()
+                    ));
+                }
+                e.u(S::StatValues, b.len() as u64);
+                e.streams[S::StatValues as usize].extend_from_slice(b);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `stat_kind` tag of a value, and its scale or unit byte.
+fn stat_tag(v: &StatValue) -> (u8, Option<u8>) {
+    match v {
+        StatValue::Int(_) => (1, None),
+        StatValue::UInt(_) => (2, None),
+        StatValue::Float { .. } => (3, None),
+        StatValue::Date(_) => (4, None),
+        StatValue::Decimal { scale, .. } => (5, Some(*scale)),
+        StatValue::Timestamp { unit, .. } => (6, Some(unit.code())),
+        StatValue::Bytes(_) => (7, None),
+    }
 }
 
 fn encode_meta(e: &mut Encoder, table: &Table) {
@@ -743,22 +814,27 @@ impl<'a> Decoder<'a> {
     }
 }
 
-fn decode_body(body: &[u8]) -> R<Table> {
+fn decode_body(body: &[u8], version: u32) -> R<Table> {
     // The directory: stream count, then each stream's length, at the start of the body.
     let mut d = Decoder {
         body,
         pos: [0; STREAM_COUNT],
         end: [body.len(); STREAM_COUNT],
     };
+    let (expected, known_flags) = match version {
+        1 => (STREAM_COUNT_V1, F_KNOWN_V1),
+        _ => (STREAM_COUNT, u8::MAX),
+    };
     let count = d.u(S::Meta)?;
-    if count != STREAM_COUNT as u64 {
+    if count != expected as u64 {
         return Err(d.corrupt(
             S::Meta,
-            format!("the body lists {count} streams, version {VERSION} has {STREAM_COUNT}"),
+            format!("the body lists {count} streams, version {version} has {expected}"),
         ));
     }
+    // A version 1 file's statistics streams are empty.
     let mut lens = [0u64; STREAM_COUNT];
-    for l in lens.iter_mut() {
+    for l in lens.iter_mut().take(expected) {
         *l = d.u(S::Meta)?;
     }
     let mut start = d.pos[0] as u64;
@@ -847,9 +923,10 @@ fn decode_body(body: &[u8]) -> R<Table> {
             let num_rows = d.u(S::RgRows)?;
             let col_count = d.u(S::RgCols)?;
             let mut columns = Vec::with_capacity(d.capacity(S::Flags, col_count));
-            for _ in 0..col_count {
+            let mut statistics: Vec<Option<MinMax>> = Vec::new();
+            for ci in 0..col_count {
                 let flags = d.byte(S::Flags)?;
-                if flags & !F_KNOWN != 0 {
+                if flags & !known_flags != 0 {
                     d.pos[S::Flags as usize] -= 1;
                     return Err(d.corrupt(
                         S::Flags,
@@ -906,10 +983,22 @@ fn decode_body(body: &[u8]) -> R<Table> {
                 if let Some(what) = chunk_overflow(&c) {
                     return Err(d.corrupt(S::Flags, format!("file {fi}: {what} overflows 64 bits")));
                 }
+                if flags & F_STATS != 0 {
+                    let mm = decode_stats(&mut d, fi)?;
+                    statistics.resize(ci as usize, None);
+                    statistics.push(Some(mm));
+                }
                 st.advance(&c);
                 columns.push(c);
             }
-            row_groups.push(RowGroup { num_rows, columns });
+            if !statistics.is_empty() {
+                statistics.resize(columns.len(), None);
+            }
+            row_groups.push(RowGroup {
+                num_rows,
+                columns,
+                statistics,
+            });
         }
         let size_bytes = d.r(S::FileSize, st.predicted_size(footer_len_bytes))?;
         files.push(FileLayout {
@@ -936,6 +1025,89 @@ fn decode_body(body: &[u8]) -> R<Table> {
     }
     table.files = files;
     Ok(table)
+}
+
+/// Reads one chunk's min/max (see [`encode_stats`]).
+fn decode_stats(d: &mut Decoder<'_>, fi: u64) -> R<MinMax> {
+    let tag = d.byte(S::StatKind)?;
+    let extra = match tag {
+        5 | 6 => d.byte(S::StatKind)?,
+        1..=7 => 0,
+        other => {
+            return Err(d.corrupt(
+                S::StatKind,
+                format!("file {fi}: statistics kind {other}; expected 1..=7"),
+            ))
+        }
+    };
+    let unit = match tag {
+        6 => TimeUnit::from_code(extra).ok_or_else(|| {
+            d.corrupt(
+                S::StatKind,
+                format!("file {fi}: timestamp unit {extra}; expected 0..=2"),
+            )
+        })?,
+        _ => TimeUnit::Micros,
+    };
+    let min = decode_stat_value(d, fi, tag, extra, unit)?;
+    let max = decode_stat_value(d, fi, tag, extra, unit)?;
+    MinMax::new(min, max).ok_or_else(|| {
+        d.corrupt(
+            S::StatValues,
+            format!("file {fi}: a chunk's min is greater than its max"),
+        )
+    })
+}
+
+fn decode_stat_value(
+    d: &mut Decoder<'_>,
+    fi: u64,
+    tag: u8,
+    scale: u8,
+    unit: TimeUnit,
+) -> R<StatValue> {
+    Ok(match tag {
+        1 => StatValue::Int(unzigzag(d.u(S::StatValues)?)),
+        2 => StatValue::UInt(d.u(S::StatValues)?),
+        3 => StatValue::Float {
+            bits: d.u(S::StatValues)?,
+        },
+        4 => {
+            let v = unzigzag(d.u(S::StatValues)?);
+            StatValue::Date(i32::try_from(v).map_err(|_| {
+                d.corrupt(
+                    S::StatValues,
+                    format!("file {fi}: a date of {v} days overflows 32 bits"),
+                )
+            })?)
+        }
+        5 => {
+            let mut a = [0u8; 16];
+            a.copy_from_slice(d.bytes(S::StatValues, 16, "a decimal")?);
+            StatValue::Decimal {
+                unscaled: i128::from_le_bytes(a),
+                scale,
+            }
+        }
+        6 => StatValue::Timestamp {
+            ticks: unzigzag(d.u(S::StatValues)?),
+            unit,
+        },
+        _ => {
+            let len = d.u(S::StatValues)?;
+            if len > limits::MAX_STAT_VALUE_BYTES as u64 {
+                return Err(d.corrupt(
+                    S::StatValues,
+                    format!(
+                        "file {fi}: a min or max of {len} bytes, past the bound of {} \
+                         (limits::MAX_STAT_VALUE_BYTES)",
+                        limits::MAX_STAT_VALUE_BYTES
+                    ),
+                ));
+            }
+            StatValue::Bytes(d.bytes(S::StatValues, len, "a min or max")?.into())
+        }
+    })
 }
 
 fn decode_meta(d: &mut Decoder<'_>) -> R<Table> {
@@ -1034,10 +1206,7 @@ mod tests {
                 size_bytes: 1000,
                 footer_len_bytes: 200,
                 schema: 0,
-                row_groups: vec![RowGroup {
-                    num_rows: 10,
-                    columns: vec![c1, c2],
-                }],
+                row_groups: vec![RowGroup::new(10, vec![c1, c2])],
                 pages: vec![
                     PageLocation {
                         offset: 124,
@@ -1115,7 +1284,7 @@ mod tests {
     #[test]
     fn corrupt_body_names_stream_and_offset() {
         // A body whose directory lists the wrong number of streams.
-        let err = decode_body(&[3, 0, 0, 0]).unwrap_err();
+        let err = decode_body(&[3, 0, 0, 0], VERSION).unwrap_err();
         match err {
             FormatError::Corrupt { stream, offset, .. } => {
                 assert_eq!((stream, offset), ("meta", 1))
@@ -1208,6 +1377,90 @@ mod tests {
             )
     }
 
+    /// A min/max of every kind, ordered.
+    fn arb_min_max() -> impl Strategy<Value = MinMax> {
+        let unit = prop_oneof![
+            Just(TimeUnit::Millis),
+            Just(TimeUnit::Micros),
+            Just(TimeUnit::Nanos)
+        ];
+        let bytes = prop::collection::vec(any::<u8>(), 0..20);
+        let pair = prop_oneof![
+            (any::<i64>(), any::<i64>()).prop_map(|(a, b)| (StatValue::Int(a), StatValue::Int(b))),
+            (any::<u64>(), any::<u64>())
+                .prop_map(|(a, b)| (StatValue::UInt(a), StatValue::UInt(b))),
+            (-1e300f64..1e300, -1e300f64..1e300)
+                .prop_map(|(a, b)| (StatValue::float(a), StatValue::float(b))),
+            (any::<i32>(), any::<i32>())
+                .prop_map(|(a, b)| (StatValue::Date(a), StatValue::Date(b))),
+            (any::<i128>(), any::<i128>(), any::<u8>()).prop_map(|(a, b, scale)| (
+                StatValue::Decimal { unscaled: a, scale },
+                StatValue::Decimal { unscaled: b, scale }
+            )),
+            (any::<i64>(), any::<i64>(), unit).prop_map(|(a, b, unit)| (
+                StatValue::Timestamp { ticks: a, unit },
+                StatValue::Timestamp { ticks: b, unit }
+            )),
+            (bytes.clone(), bytes)
+                .prop_map(|(a, b)| (StatValue::Bytes(a.into()), StatValue::Bytes(b.into()))),
+        ];
+        pair.prop_map(|(a, b)| {
+            if a.compare(&b) == Some(std::cmp::Ordering::Greater) {
+                MinMax { min: b, max: a }
+            } else {
+                MinMax { min: a, max: b }
+            }
+        })
+    }
+
+    #[test]
+    fn version_1_files_still_read() {
+        // Written by the version 1 encoder (`sim record iceberg` before statistics).
+        let t = read_table(include_bytes!("../testdata/version1.layout")).unwrap();
+        assert!(!t.files.is_empty());
+        assert!(t
+            .files
+            .iter()
+            .flat_map(|f| &f.row_groups)
+            .all(|rg| rg.statistics.is_empty()));
+        // Its bytes are not a version 2 body: the stream count differs.
+        let mut v2 = include_bytes!("../testdata/version1.layout").to_vec();
+        v2[8] = 2;
+        let crc = checksum(&v2[..HEADER_BYTES], &v2[HEADER_BYTES..]);
+        v2[24..28].copy_from_slice(&crc.to_le_bytes());
+        let e = read_table(&v2).unwrap_err().to_string();
+        assert!(e.contains("version 2 has 28"), "{e}");
+    }
+
+    #[test]
+    fn statistics_round_trip_and_bad_kinds_are_named() {
+        let mut t = small_table();
+        let mm = MinMax::new(StatValue::Date(8766), StatValue::Date(9131)).unwrap();
+        t.files[0].row_groups[0].statistics = vec![None, Some(mm)];
+        let bytes = write_table_with(
+            &t,
+            &WriteOptions {
+                compression: Compression::None,
+            },
+        )
+        .unwrap();
+        assert_eq!(read_table(&bytes).unwrap(), t);
+        // Corrupt the kind byte: the error names the stream.
+        let body = encode_body(&t).unwrap();
+        // The body ends with `stat_kind` (one byte: 4, a date) then `stat_values` (two varints).
+        let mut values = Encoder {
+            streams: vec![Vec::new(); STREAM_COUNT],
+        };
+        values.u(S::StatValues, zigzag(8766));
+        values.u(S::StatValues, zigzag(9131));
+        let kind_at = body.len() - values.streams[S::StatValues as usize].len() - 1;
+        assert_eq!(body[kind_at], 4);
+        let mut bad = body.clone();
+        bad[kind_at] = 9;
+        let e = decode_body(&bad, VERSION).unwrap_err().to_string();
+        assert!(e.contains("stat_kind") && e.contains("kind 9"), "{e}");
+    }
+
     fn arb_table() -> impl Strategy<Value = Table> {
         let page = (0u64..(1 << 62), any::<u64>(), any::<u32>()).prop_map(
             |(offset, first_row_index, compressed_page_size)| PageLocation {
@@ -1216,8 +1469,20 @@ mod tests {
                 compressed_page_size,
             },
         );
-        let rg = (any::<u64>(), prop::collection::vec(arb_chunk(), 0..5))
-            .prop_map(|(num_rows, columns)| RowGroup { num_rows, columns });
+        let chunk = (arb_chunk(), prop::option::of(arb_min_max()));
+        let rg =
+            (any::<u64>(), prop::collection::vec(chunk, 0..5)).prop_map(|(num_rows, chunks)| {
+                let (columns, mut statistics): (Vec<_>, Vec<_>) = chunks.into_iter().unzip();
+                // A row group whose chunks have no statistics stores none (the decoded form).
+                if statistics.iter().all(Option::is_none) {
+                    statistics.clear();
+                }
+                RowGroup {
+                    num_rows,
+                    columns,
+                    statistics,
+                }
+            });
         let file = (
             "[a-z/\u{e9}]{0,12}",
             any::<u64>(),
@@ -1319,8 +1584,8 @@ mod tests {
                 let i = i.index(v.len());
                 v[i] ^= *b;
             }
-            let _ = decode_body(&v);
-            prop_assert!(decode_body(&body[..cut.index(body.len())]).is_err());
+            let _ = decode_body(&v, VERSION);
+            prop_assert!(decode_body(&body[..cut.index(body.len())], VERSION).is_err());
         }
 
         /// Behind the checksum: corrupt decoded bodies must give errors or tables, never panics.
@@ -1332,8 +1597,8 @@ mod tests {
                 let i = i.index(v.len());
                 v[i] ^= *b;
             }
-            let _ = decode_body(&v);
-            let _ = decode_body(&body[..cut.index(body.len())]);
+            let _ = decode_body(&v, VERSION);
+            let _ = decode_body(&body[..cut.index(body.len())], VERSION);
         }
     }
 }

@@ -9,6 +9,9 @@
 
 mod bounds;
 pub mod format;
+mod stats;
+
+pub use stats::{MinMax, StatValue, TimeUnit};
 
 use serde::{Deserialize, Serialize};
 
@@ -244,9 +247,25 @@ pub struct RowGroup {
     pub num_rows: u64,
     /// One per column of the file's schema, in schema order.
     pub columns: Vec<ColumnChunk>,
+    /// Each column chunk's min/max where the footer states them, in `columns` order; empty when
+    /// none were recorded (generated tables, the tolerant footer decoder).
+    #[serde(default)]
+    pub statistics: Vec<Option<MinMax>>,
 }
 
 impl RowGroup {
+    /// A row group without statistics.
+    pub fn new(num_rows: u64, columns: Vec<ColumnChunk>) -> RowGroup {
+        RowGroup {
+            num_rows,
+            columns,
+            statistics: Vec::new(),
+        }
+    }
+    /// The recorded min/max of column `column`, if any.
+    pub fn stats(&self, column: u32) -> Option<&MinMax> {
+        self.statistics.get(column as usize)?.as_ref()
+    }
     pub fn compressed_bytes(&self) -> u64 {
         self.columns.iter().map(|c| c.compressed_bytes()).sum()
     }
@@ -417,6 +436,14 @@ impl Table {
                         "row group {gi} has {} column chunks, the schema {}",
                         rg.columns.len(),
                         schema.columns.len()
+                    )));
+                }
+                if !rg.statistics.is_empty() && rg.statistics.len() != rg.columns.len() {
+                    return Err(at(format!(
+                        "row group {gi} has statistics for {} columns and {} column chunks; \
+                         expected one per chunk or none",
+                        rg.statistics.len(),
+                        rg.columns.len()
                     )));
                 }
                 for (ci, c) in rg.columns.iter().enumerate() {

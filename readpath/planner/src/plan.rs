@@ -12,6 +12,7 @@ use std::ops::Range;
 use layout::{ByteRange, ColumnChunk, FileLayout};
 
 use crate::hash::{chance, splitmix64, Decision};
+use crate::predicate::Predicate;
 use crate::types::ReadKind;
 
 /// Rows per row subgroup at most (ClickHouse's `65409`).
@@ -144,6 +145,8 @@ pub struct PlanInput<'a> {
     pub bloom_probes: u32,
     /// Query fractions.
     pub row_group_keep_fraction: f64,
+    /// See [`crate::QuerySpec`]: when set, it alone decides which row groups survive.
+    pub predicate: Option<&'a Predicate>,
     /// See [`crate::QuerySpec`].
     pub page_keep_fraction: f64,
     /// See [`crate::QuerySpec`].
@@ -194,6 +197,33 @@ impl Builder {
     }
 }
 
+/// Whether row group `rg_index` of file `file_index` survives min/max pruning: judged by the
+/// predicate against its recorded statistics when there is one, else a seeded draw at
+/// `keep_fraction`. Empty row groups never survive.
+pub(crate) fn row_group_survives(
+    predicate: Option<&Predicate>,
+    keep_fraction: f64,
+    seed: u64,
+    file_index: u32,
+    rg_index: u32,
+    rg: &layout::RowGroup,
+) -> bool {
+    if rg.num_rows == 0 {
+        return false;
+    }
+    match predicate {
+        Some(p) => p.row_group_may_match(rg),
+        None => chance(
+            keep_fraction,
+            seed,
+            Decision::MinMax,
+            file_index,
+            rg_index as u64,
+            0,
+        ),
+    }
+}
+
 /// Builds the plan of `input.row_groups` of `file`. Ranges outside the file are clipped.
 pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
     let mut b = Builder {
@@ -218,16 +248,15 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
         let Some(rg) = file.row_groups.get(rg_index as usize) else {
             break;
         };
-        if rg.num_rows == 0
-            || !chance(
-                input.row_group_keep_fraction,
-                input.seed,
-                Decision::MinMax,
-                input.file_index,
-                rg_index as u64,
-                0,
-            )
-        {
+        let survives = row_group_survives(
+            input.predicate,
+            input.row_group_keep_fraction,
+            input.seed,
+            input.file_index,
+            rg_index,
+            rg,
+        );
+        if !survives {
             continue;
         }
         let chunk = |c: u32| rg.columns.get(c as usize);
@@ -698,6 +727,7 @@ mod tests {
             bloom_columns: &[],
             bloom_probes: 1,
             row_group_keep_fraction: 1.0,
+            predicate: None,
             page_keep_fraction: 1.0,
             prewhere_selectivity: 1.0,
             bloom_drop_fraction: 0.0,

@@ -1,10 +1,13 @@
 //! What a query asks of the read path: columns, filters and their selectivity, files, and the
 //! cache state the reader sees.
 
+use std::sync::Arc;
+
 use layout::{FileIndex, Table};
 
 use crate::error::PlanError;
 use crate::plan::{SUBGROUP_MAX_ROWS, SUBGROUP_TARGET_BYTES};
+use crate::predicate::Predicate;
 
 /// The query one [`crate::Reader`] runs. Fractions are in `0..=1`; decisions drawn from them
 /// use a pure hash of `seed`, file, row group and slice (never event order).
@@ -14,8 +17,11 @@ pub struct QuerySpec {
     pub columns: Vec<u32>,
     /// Files read, in order (the driver picks the slice).
     pub files: Vec<FileIndex>,
-    /// Fraction of row groups surviving min/max pruning.
+    /// Fraction of row groups surviving min/max pruning (a seeded draw; for generated tables).
     pub row_group_keep_fraction: f64,
+    /// A predicate judged against each row group's recorded min/max (recorded tables); with
+    /// one, `row_group_keep_fraction` must be 1.
+    pub predicate: Option<Arc<Predicate>>,
     /// PREWHERE columns: read and evaluated first, per row subgroup.
     pub prewhere_columns: Vec<u32>,
     /// Fraction of rows passing PREWHERE (passing rows come in clusters of 1/64 row group).
@@ -45,6 +51,7 @@ impl QuerySpec {
             columns,
             files,
             row_group_keep_fraction: 1.0,
+            predicate: None,
             prewhere_columns: Vec::new(),
             prewhere_selectivity: 1.0,
             column_index_columns: Vec::new(),
@@ -101,7 +108,20 @@ impl QuerySpec {
             .map_err(|e| PlanError::Query(format!("the table's columns: {e}")))?
             .columns
             .len();
+        if self.predicate.is_some() && self.row_group_keep_fraction != 1.0 {
+            return Err(PlanError::Query(format!(
+                "row_group_keep_fraction = {} with a predicate: the predicate decides which row \
+                 groups survive; drop one of the two",
+                self.row_group_keep_fraction
+            )));
+        }
+        let predicate_columns = self
+            .predicate
+            .as_ref()
+            .map(|p| p.columns())
+            .unwrap_or_default();
         let lists = [
+            ("predicate", &predicate_columns),
             ("columns", &self.columns),
             ("prewhere_columns", &self.prewhere_columns),
             ("column_index_columns", &self.column_index_columns),

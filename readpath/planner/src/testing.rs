@@ -99,10 +99,7 @@ fn file(s: &TableShape, index: u32) -> FileLayout {
                 ..Default::default()
             });
         }
-        row_groups.push(RowGroup {
-            num_rows: s.rows,
-            columns,
-        });
+        row_groups.push(RowGroup::new(s.rows, columns));
     }
     let ci_len = 16 + 8 * s.pages as u64;
     let oi_len = 4 + 20 * s.pages as u64;

@@ -126,6 +126,12 @@ pub(crate) fn to_table_order(file: RecordedFile, leaves: &[Leaf]) -> Result<Reco
     let RecordedFile { mut layout, .. } = file;
     for rg in &mut layout.row_groups {
         rg.columns = order.iter().map(|(_, i)| rg.columns[*i]).collect();
+        if !rg.statistics.is_empty() {
+            rg.statistics = order
+                .iter()
+                .map(|(_, i)| rg.statistics[*i].clone())
+                .collect();
+        }
     }
     Ok(RecordedFile {
         layout,
@@ -195,10 +201,10 @@ mod tests {
     fn file(columns: &[(&str, Option<i32>)]) -> RecordedFile {
         RecordedFile {
             layout: FileLayout {
-                row_groups: vec![RowGroup {
-                    num_rows: 1,
-                    columns: (0..columns.len() as u64).map(|i| chunk(100 * i)).collect(),
-                }],
+                row_groups: vec![RowGroup::new(
+                    1,
+                    (0..columns.len() as u64).map(|i| chunk(100 * i)).collect(),
+                )],
                 ..Default::default()
             },
             columns: columns.iter().map(|c| c.0.to_string()).collect(),
@@ -219,8 +225,12 @@ mod tests {
     #[test]
     fn renamed_reordered_and_dropped_columns_match_by_field_id() {
         // Written as (qty, dropped, id): qty is now `quantity`; `dropped` is gone; no `price`.
-        let f = file(&[("qty", Some(3)), ("dropped", Some(2)), ("id", Some(1))]);
+        let mut f = file(&[("qty", Some(3)), ("dropped", Some(2)), ("id", Some(1))]);
+        let mm = |v| layout::MinMax::new(layout::StatValue::Int(v), layout::StatValue::Int(v));
+        f.layout.row_groups[0].statistics = vec![mm(30), None, mm(10)];
         let t = to_table_order(f, &table()).unwrap();
+        // The statistics move with their chunks.
+        assert_eq!(t.layout.row_groups[0].statistics, [mm(10), mm(30)]);
         assert_eq!(t.columns, ["id", "quantity"]);
         assert_eq!(t.field_ids, [Some(1), Some(3)]);
         let starts: Vec<u64> = t.layout.row_groups[0]

@@ -10,6 +10,7 @@ pub mod findings;
 pub mod fit;
 #[cfg(feature = "measure")]
 pub mod measure;
+pub mod prune;
 pub mod record;
 pub mod replay;
 pub mod run;

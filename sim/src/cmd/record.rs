@@ -17,21 +17,29 @@ pub enum RecordWhat {
         /// Fail on the first file that cannot be recorded (default: skip it and say so).
         #[arg(long)]
         strict: bool,
+        /// Leave out the row-group min/max statistics (a smaller layout, for tables no query
+        /// will give a `predicate:`).
+        #[arg(long)]
+        no_statistics: bool,
     },
     /// A local Iceberg table, from its metadata JSON.
     Iceberg {
         metadata_json: PathBuf,
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Leave out the row-group min/max statistics (see `record parquet`).
+        #[arg(long)]
+        no_statistics: bool,
     },
 }
 
 pub fn run(what: RecordWhat) -> Result<()> {
-    let (table, default_name, output) = match what {
+    let (table, default_name, output, no_statistics) = match what {
         RecordWhat::Parquet {
             paths,
             output,
             strict,
+            no_statistics,
         } => {
             let outcome = record::record_parquet_files(&paths)?;
             for (path, err) in &outcome.skipped {
@@ -56,11 +64,12 @@ pub fn run(what: RecordWhat) -> Result<()> {
                 .and_then(|p| p.file_stem())
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "table".into());
-            (outcome.table, name, output)
+            (outcome.table, name, output, no_statistics)
         }
         RecordWhat::Iceberg {
             metadata_json,
             output,
+            no_statistics,
         } => {
             let table = record::record_iceberg(&metadata_json)?;
             let name = metadata_json
@@ -69,10 +78,21 @@ pub fn run(what: RecordWhat) -> Result<()> {
                 .and_then(|p| p.file_name())
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "iceberg".into());
-            (table, name, output)
+            (table, name, output, no_statistics)
         }
     };
     let mut table = table;
+    if no_statistics {
+        for rg in table.files.iter_mut().flat_map(|f| f.row_groups.iter_mut()) {
+            rg.statistics = Vec::new();
+        }
+    }
+    let with_statistics = table
+        .files
+        .iter()
+        .flat_map(|f| &f.row_groups)
+        .filter(|rg| !rg.statistics.is_empty())
+        .count();
     table.provenance.tool = format!(
         "sim {} {}",
         env!("CARGO_PKG_VERSION"),
@@ -86,9 +106,11 @@ pub fn run(what: RecordWhat) -> Result<()> {
     let bytes = layout::format::write_table(&table)?;
     std::fs::write(&output, &bytes).with_context(|| format!("writing {}", output.display()))?;
     eprintln!(
-        "recorded {} files, {} column chunks, {} of data into {} ({})",
+        "recorded {} files, {} column chunks ({} row groups with min/max statistics), {} of data \
+         into {} ({})",
         table.files.len(),
         table.column_chunk_count(),
+        with_statistics,
         units::format_bytes(table.total_bytes()),
         output.display(),
         units::format_bytes(bytes.len() as u64)

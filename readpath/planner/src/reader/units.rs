@@ -25,6 +25,7 @@ impl ClickHouseReader {
             bloom_columns: &self.query.bloom_columns,
             bloom_probes: self.query.bloom_probes,
             row_group_keep_fraction: self.query.row_group_keep_fraction,
+            predicate: self.query.predicate.as_deref(),
             page_keep_fraction: self.query.page_keep_fraction,
             prewhere_selectivity: self.query.prewhere_selectivity,
             bloom_drop_fraction: self.query.bloom_drop_fraction,

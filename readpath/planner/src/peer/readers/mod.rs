@@ -16,7 +16,7 @@ use layout::{ByteRange, FileIndex, FileLayout, Table};
 
 use super::program::{Program, Request, Step};
 use crate::error::PlanError;
-use crate::hash::{chance, Decision};
+use crate::plan::row_group_survives;
 use crate::plan::{plan_file, PlanInput};
 use crate::query::QuerySpec;
 use crate::strategy::{Family, Strategy};
@@ -64,15 +64,14 @@ pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>
         };
         let mut row_groups = Vec::new();
         for (g, rg) in layout.row_groups.iter().enumerate() {
-            let keep = rg.num_rows > 0
-                && chance(
-                    query.row_group_keep_fraction,
-                    query.seed,
-                    Decision::MinMax,
-                    fi,
-                    g as u64,
-                    0,
-                );
+            let keep = row_group_survives(
+                query.predicate.as_deref(),
+                query.row_group_keep_fraction,
+                query.seed,
+                fi,
+                g as u32,
+                rg,
+            );
             if !keep {
                 continue;
             }
@@ -120,6 +119,7 @@ fn answer_rows(layout: &FileLayout, fi: FileIndex, query: &QuerySpec) -> BTreeMa
         bloom_columns: &query.bloom_columns,
         bloom_probes: query.bloom_probes,
         row_group_keep_fraction: query.row_group_keep_fraction,
+        predicate: query.predicate.as_deref(),
         page_keep_fraction: query.page_keep_fraction,
         prewhere_selectivity: query.prewhere_selectivity,
         bloom_drop_fraction: query.bloom_drop_fraction,

@@ -226,23 +226,7 @@ pub(crate) fn row_group_survives(
 
 /// Builds the plan of `input.row_groups` of `file`. Ranges outside the file are clipped.
 pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
-    let mut b = Builder {
-        candidates: Vec::new(),
-        step_candidates: Vec::new(),
-        next_group: 0,
-    };
-    let mut steps: Vec<Step> = Vec::new();
-    let mut row_groups = Vec::new();
-    let file_end = file.size_bytes;
-    let clip = |r: ByteRange| ByteRange::new(r.start.min(file_end), r.end.min(file_end));
-    let mut read_columns: Vec<u32> = input.prewhere_columns.to_vec();
-    read_columns.extend(
-        input
-            .main_columns
-            .iter()
-            .filter(|c| !input.prewhere_columns.contains(c)),
-    );
-
+    let mut planner = FilePlanner::new(file, input);
     let rg_end = input.row_groups.end.min(file.row_groups.len() as u32);
     for rg_index in input.row_groups.start..rg_end {
         let Some(rg) = file.row_groups.get(rg_index as usize) else {
@@ -256,441 +240,664 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             rg_index,
             rg,
         );
-        if !survives {
-            continue;
+        if survives {
+            planner.plan_row_group(rg_index, rg);
         }
-        let chunk = |c: u32| rg.columns.get(c as usize);
-        let pos = row_groups.len() as u32;
-        let first_step = steps.len() as u32;
-        let push_step = |b: &mut Builder,
-                         steps: &mut Vec<Step>,
-                         kind: StepKind,
-                         cands: Vec<u32>,
-                         deps: Vec<u32>|
-         -> u32 {
-            steps.push(Step {
-                rg: pos,
-                kind,
-                entries: Vec::new(),
-                deps,
-                compressed_bytes: 0,
-                decoded_bytes: 0,
-                rows: 0,
-                deliver_rows: 0,
-                ends_subgroup: false,
-            });
-            b.step_candidates.push(cands);
-            (steps.len() - 1) as u32
-        };
+    }
+    planner.finish()
+}
 
-        // Bloom header guesses, then the blocks the probes hit.
-        let blooms: Vec<(u32, layout::BloomFilterLocation)> = input
-            .bloom_columns
-            .iter()
-            .filter_map(|&c| chunk(c).and_then(|ch| ch.bloom_filter()).map(|l| (c, l)))
-            .collect();
-        let mut header_step = None;
-        let mut blocks_step = None;
-        if !blooms.is_empty() {
-            let mut headers = Vec::new();
-            let mut blocks = Vec::new();
-            for &(c, loc) in &blooms {
-                let len = loc.len.map_or(BLOOM_HEADER_GUESS_BYTES, |l| {
-                    (l as u64).min(BLOOM_HEADER_GUESS_BYTES)
-                });
-                let header = clip(ByteRange::new(loc.offset, loc.offset.saturating_add(len)));
-                if !header.is_empty() {
-                    headers.push(b.add(header, 0, ReadKind::BloomHeader));
-                }
-                // Known length: blocks lie in the bitset after the header; unknown: assume a
-                // bitset of 4 blocks per probe.
-                let n_blocks = match loc.len {
-                    Some(l) => {
-                        (l as u64).saturating_sub(BLOOM_HEADER_GUESS_BYTES) / BLOOM_BLOCK_BYTES
-                    }
-                    None => 4 * input.bloom_probes as u64,
-                };
-                if n_blocks == 0 {
-                    continue;
-                }
-                let mut picked: Vec<u64> = (0..input.bloom_probes as u64)
-                    .map(|p| {
-                        splitmix64(
-                            input.seed
-                                ^ splitmix64(
-                                    ((input.file_index as u64) << 32)
-                                        ^ ((rg_index as u64) << 12)
-                                        ^ c as u64,
-                                )
-                                ^ p,
-                        ) % n_blocks
-                    })
-                    .collect();
-                picked.sort_unstable();
-                picked.dedup();
-                let group = b.group();
-                for i in picked {
-                    let start = loc
-                        .offset
-                        .saturating_add(BLOOM_HEADER_GUESS_BYTES + i * BLOOM_BLOCK_BYTES);
-                    let r = clip(ByteRange::new(
-                        start,
-                        start.saturating_add(BLOOM_BLOCK_BYTES),
-                    ));
-                    if !r.is_empty() {
-                        blocks.push(b.add(r, group, ReadKind::BloomBlocks));
-                    }
-                }
-            }
-            if !headers.is_empty() {
-                header_step = Some(push_step(
-                    &mut b,
-                    &mut steps,
-                    StepKind::BloomHeader,
-                    headers,
-                    Vec::new(),
-                ));
-            }
-            if !blocks.is_empty() {
-                let deps = header_step.into_iter().collect();
-                blocks_step = Some(push_step(
-                    &mut b,
-                    &mut steps,
-                    StepKind::BloomBlocks,
-                    blocks,
-                    deps,
-                ));
-            }
-        }
-        let bloom_decision_step = blocks_step.or(header_step);
+/// The plan of one file as it is built, row group by row group.
+struct FilePlanner<'a> {
+    file: &'a FileLayout,
+    input: &'a PlanInput<'a>,
+    /// PREWHERE columns, then the other output columns.
+    read_columns: Vec<u32>,
+    b: Builder,
+    steps: Vec<Step>,
+    row_groups: Vec<RowGroupPlan>,
+}
 
-        // Dictionary pages of every column read: an early stage only where a condition can
-        // drop the row group (dictionary filtering); otherwise they are read with the first
-        // pages of their chunk.
-        let early_dictionary = bloom_decision_step.is_some();
-        let dicts: Vec<u32> = read_columns
-            .iter()
-            .filter(|_| early_dictionary)
-            .filter_map(|&c| chunk(c).and_then(|ch| ch.dictionary_page()))
-            .map(|r| b.add(clip(r), 0, ReadKind::Dictionary))
-            .collect();
-        let dict_step = if dicts.is_empty() {
-            None
-        } else {
-            let deps = if input.planned {
-                Vec::new()
-            } else {
-                header_step.into_iter().collect()
-            };
-            Some(push_step(
-                &mut b,
-                &mut steps,
-                StepKind::Dictionary,
-                dicts,
-                deps,
-            ))
-        };
+/// The row group being planned.
+#[derive(Clone, Copy)]
+struct Rg<'a> {
+    /// Index in the file.
+    index: u32,
+    /// Position in [`FilePlan::row_groups`].
+    pos: u32,
+    layout: &'a layout::RowGroup,
+}
 
-        // Column indexes (condition columns) and offset indexes (columns read).
-        let mut idx = Vec::new();
-        let mut column_index_present = false;
-        if input.use_offset_index {
-            for &c in input.column_index_columns {
-                if let Some(r) = chunk(c).and_then(|ch| ch.column_index()) {
-                    column_index_present = true;
-                    idx.push(b.add(clip(r), 0, ReadKind::ColumnIndex));
-                }
-            }
-            for &c in &read_columns {
-                if let Some(r) = chunk(c).and_then(|ch| ch.offset_index()) {
-                    idx.push(b.add(clip(r), 0, ReadKind::OffsetIndex));
-                }
-            }
-        }
-        let index_step = if idx.is_empty() {
-            None
-        } else {
-            let deps = if input.planned {
-                Vec::new()
-            } else {
-                bloom_decision_step.into_iter().chain(dict_step).collect()
-            };
-            Some(push_step(&mut b, &mut steps, StepKind::Indexes, idx, deps))
-        };
-        // Page steps wait for every earlier stage of their row group.
-        let stage_deps: Vec<u32> = bloom_decision_step
-            .into_iter()
-            .chain(dict_step)
-            .chain(index_step)
-            .collect();
+impl<'a> Rg<'a> {
+    fn chunk(self, c: u32) -> Option<&'a ColumnChunk> {
+        self.layout.columns.get(c as usize)
+    }
 
-        // Row slices: which survive page pruning, which pass PREWHERE.
-        let rows = rg.num_rows;
-        let slice_rows = rows.div_ceil(SLICES_PER_ROW_GROUP).max(1);
-        let n_slices = rows.div_ceil(slice_rows);
-        let prune_pages = column_index_present && input.page_keep_fraction < 1.0;
-        let mut kept_ps = vec![0u64];
-        let mut pass_ps = vec![0u64];
-        for s in 0..n_slices {
-            let kept = !prune_pages
-                || chance(
-                    input.page_keep_fraction,
-                    input.seed,
-                    Decision::PageSlice,
-                    input.file_index,
-                    rg_index as u64,
-                    s,
-                );
-            let pass = kept
-                && (input.prewhere_columns.is_empty()
-                    || chance(
-                        input.prewhere_selectivity,
-                        input.seed,
-                        Decision::Prewhere,
-                        input.file_index,
-                        rg_index as u64,
-                        s,
-                    ));
-            let k = kept_ps.last().copied().unwrap_or(0) + kept as u64;
-            let p = pass_ps.last().copied().unwrap_or(0) + pass as u64;
-            kept_ps.push(k);
-            pass_ps.push(p);
-        }
-        let any = |ps: &[u64], lo_row: u64, hi_row: u64| -> bool {
-            if lo_row >= hi_row {
-                return false;
-            }
-            let a = (lo_row / slice_rows) as usize;
-            let z = ((hi_row - 1) / slice_rows) as usize + 1;
-            ps.get(z).copied().unwrap_or(0) > ps.get(a).copied().unwrap_or(0)
-        };
-        let count_rows = |ps: &[u64], lo_row: u64, hi_row: u64| -> u64 {
-            let mut total = 0;
-            let mut r = lo_row;
-            while r < hi_row {
-                let s = r / slice_rows;
-                let end = ((s + 1) * slice_rows).min(hi_row);
-                let i = s as usize;
-                if ps.get(i + 1).copied().unwrap_or(0) > ps.get(i).copied().unwrap_or(0) {
-                    total += end - r;
-                }
-                r = end;
-            }
-            total
-        };
+    fn rows(self) -> u64 {
+        self.layout.num_rows
+    }
+}
 
-        // Subgroups: only with an offset index for every column read (pages addressable).
-        let paged = |ch: &ColumnChunk| input.use_offset_index && ch.offset_index().is_some();
-        let all_paged = read_columns.iter().all(|&c| chunk(c).is_some_and(paged));
-        let sub_rows = if input.subgroups && all_paged {
-            let bytes: u64 = read_columns
-                .iter()
-                .filter_map(|&c| chunk(c))
-                .map(|ch| ch.uncompressed_bytes)
-                .sum();
-            let per_row = (bytes / rows).max(1);
-            (SUBGROUP_TARGET_BYTES / per_row).clamp(SUBGROUP_MIN_ROWS, SUBGROUP_MAX_ROWS)
-        } else {
-            rows
-        };
-        let n_sub = rows.div_ceil(sub_rows);
-        // Per column: its pages as (row span, byte range), or one whole-chunk "page".
-        let column_pages = |c: u32| -> Vec<(u64, u64, ByteRange)> {
-            let Some(ch) = chunk(c) else {
-                return Vec::new();
-            };
-            if ch.data_len == 0 {
-                return Vec::new();
-            }
-            match ch.pages(file).filter(|_| input.use_offset_index) {
-                Some(pages) => {
-                    let list: Vec<_> = pages.iter().collect();
-                    list.iter()
-                        .enumerate()
-                        .map(|(i, p)| {
-                            let end_row = list
-                                .get(i + 1)
-                                .map_or(rows, |n| n.first_row_index.min(rows));
-                            (p.first_row_index.min(rows), end_row, clip(p.range()))
-                        })
-                        .collect()
-                }
-                None => vec![(0, rows, clip(ch.data_pages()))],
-            }
-        };
-        let mut columns_data: Vec<ColumnPages> = Vec::new();
-        // Pages located through the offset index are known only once it is decoded: the base
-        // reader registers them after the index read's task was made, so they never join it.
-        // One group per row group for its one-page chunks models that (the lazy coalescer
-        // merges only equal groups; batch presets ignore groups).
-        let located_late = index_step.is_some();
-        let late_group = if located_late { b.group() } else { 0 };
-        for &c in &read_columns {
-            let pages = column_pages(c);
-            // A one-page chunk is a whole range, not a split one.
-            let split = pages.len() > 1;
-            let from_offset_index = chunk(c).is_some_and(paged);
-            let group = if split {
-                b.group()
-            } else if from_offset_index && located_late {
-                late_group
-            } else {
-                0
-            };
-            columns_data.push((c, pages, group, input.prewhere_columns.contains(&c)));
-        }
-        let mut dict_pending: Vec<Option<ByteRange>> = columns_data
-            .iter()
-            .map(|(c, ..)| {
-                chunk(*c)
-                    .and_then(|ch| ch.dictionary_page())
-                    .filter(|_| !early_dictionary)
-                    .map(clip)
-            })
-            .collect();
-        let mut cursors = vec![0usize; columns_data.len()];
-        let mut subgroups = 0;
-        let mut previous_subgroup_last: Option<u32> = None;
-        for k in 0..n_sub {
-            let lo = k * sub_rows;
-            let hi = ((k + 1) * sub_rows).min(rows);
-            let kept_rows = count_rows(&kept_ps, lo, hi);
-            if kept_rows == 0 {
-                continue;
-            }
-            let pass_rows = count_rows(&pass_ps, lo, hi);
-            let mut pw = (Vec::new(), 0u64, 0u64);
-            let mut main = (Vec::new(), 0u64, 0u64);
-            for (ci, (c, pages, group, is_pw)) in columns_data.iter().enumerate() {
-                let ps = if *is_pw { &kept_ps } else { &pass_ps };
-                let mut p = cursors.get(ci).copied().unwrap_or(0);
-                while pages.get(p).is_some_and(|pg| pg.1 <= lo) {
-                    p += 1;
-                }
-                if let Some(cur) = cursors.get_mut(ci) {
-                    *cur = p;
-                }
-                let target = if *is_pw { &mut pw } else { &mut main };
-                let mut q = p;
-                while let Some(&(a, z, range)) = pages.get(q) {
-                    if a >= hi {
-                        break;
-                    }
-                    if any(ps, a.max(lo), z.min(hi)) && !range.is_empty() {
-                        if let Some(d) = dict_pending.get_mut(ci).and_then(Option::take) {
-                            // Split out of the same chunk as its pages: the same group.
-                            target.0.push(b.add(d, *group, ReadKind::Dictionary));
-                            target.1 += d.len();
-                        }
-                        target.0.push(b.add(range, *group, ReadKind::DataPages));
-                        target.1 += range.len();
-                    }
-                    q += 1;
-                }
-                let col_rows = if *is_pw { kept_rows } else { pass_rows };
-                let uncompressed = chunk(*c).map_or(0, |ch| ch.uncompressed_bytes);
-                target.2 += (uncompressed as u128 * col_rows as u128 / rows as u128) as u64;
-            }
-            let sub = subgroups;
-            let mut last = None;
-            let stage_deps: Vec<u32> = match previous_subgroup_last {
-                Some(p) if input.sequential_subgroups => {
-                    stage_deps.iter().copied().chain([p]).collect()
-                }
-                _ => stage_deps.clone(),
-            };
-            let has_main_columns = !input
+/// The steps of a row group's early stages (each `None` when it has no work).
+#[derive(Clone, Copy)]
+struct EarlySteps {
+    /// The step whose end decides the bloom verdict.
+    bloom_decision: Option<u32>,
+    dictionary: Option<u32>,
+    indexes: Option<u32>,
+    /// Whether a condition column's column index was read (pages may be pruned).
+    column_index_present: bool,
+}
+
+/// One subgroup's page step as it is collected: candidates, compressed and decoded bytes.
+#[derive(Default)]
+struct PageStep {
+    candidates: Vec<u32>,
+    compressed_bytes: u64,
+    decoded_bytes: u64,
+}
+
+impl<'a> FilePlanner<'a> {
+    fn new(file: &'a FileLayout, input: &'a PlanInput<'a>) -> FilePlanner<'a> {
+        let mut read_columns: Vec<u32> = input.prewhere_columns.to_vec();
+        read_columns.extend(
+            input
                 .main_columns
                 .iter()
-                .all(|c| input.prewhere_columns.contains(c));
-            if !pw.0.is_empty() {
-                let s = push_step(
-                    &mut b,
-                    &mut steps,
-                    StepKind::Prewhere(sub),
-                    pw.0,
-                    stage_deps.clone(),
-                );
-                if let Some(st) = steps.get_mut(s as usize) {
-                    st.compressed_bytes = pw.1;
-                    st.decoded_bytes = pw.2;
-                    st.rows = kept_rows;
-                }
-                last = Some(s);
-            }
-            if !main.0.is_empty() && pass_rows > 0 {
-                let deps = match last {
-                    Some(p) => vec![p],
-                    None => stage_deps.clone(),
-                };
-                let s = push_step(&mut b, &mut steps, StepKind::Main(sub), main.0, deps);
-                if let Some(st) = steps.get_mut(s as usize) {
-                    st.compressed_bytes = main.1;
-                    st.decoded_bytes = main.2;
-                    st.rows = pass_rows;
-                }
-                last = Some(s);
-            }
-            let Some(last) = last else { continue };
-            previous_subgroup_last = Some(last);
-            if let Some(st) = steps.get_mut(last as usize) {
-                st.ends_subgroup = true;
-                // Rows leave only once every output column was decoded.
-                let complete = matches!(st.kind, StepKind::Main(_)) || !has_main_columns;
-                st.deliver_rows = if complete { pass_rows } else { 0 };
-            }
-            subgroups += 1;
+                .filter(|c| !input.prewhere_columns.contains(c)),
+        );
+        FilePlanner {
+            file,
+            input,
+            read_columns,
+            b: Builder {
+                candidates: Vec::new(),
+                step_candidates: Vec::new(),
+                next_group: 0,
+            },
+            steps: Vec::new(),
+            row_groups: Vec::new(),
         }
-        row_groups.push(RowGroupPlan {
-            row_group: rg_index,
-            rows,
-            steps: first_step..steps.len() as u32,
-            bloom_decision_step,
-            dropped_by_bloom: bloom_decision_step.is_some()
+    }
+
+    fn clip(&self, r: ByteRange) -> ByteRange {
+        let end = self.file.size_bytes;
+        ByteRange::new(r.start.min(end), r.end.min(end))
+    }
+
+    fn push_step(&mut self, rg: Rg<'_>, kind: StepKind, cands: Vec<u32>, deps: Vec<u32>) -> u32 {
+        debug_assert!(deps.iter().all(|&d| (d as usize) < self.steps.len()));
+        self.steps.push(Step {
+            rg: rg.pos,
+            kind,
+            entries: Vec::new(),
+            deps,
+            compressed_bytes: 0,
+            decoded_bytes: 0,
+            rows: 0,
+            deliver_rows: 0,
+            ends_subgroup: false,
+        });
+        self.b.step_candidates.push(cands);
+        debug_assert_eq!(self.steps.len(), self.b.step_candidates.len());
+        (self.steps.len() - 1) as u32
+    }
+
+    /// Plans one surviving row group: its early stages, then its subgroups' page steps.
+    fn plan_row_group(&mut self, index: u32, layout: &layout::RowGroup) {
+        let rg = Rg {
+            index,
+            pos: self.row_groups.len() as u32,
+            layout,
+        };
+        let first_step = self.steps.len() as u32;
+        let early = self.early_steps(rg);
+        let slices = Slices::new(self.input, rg, early.column_index_present);
+        let subgroups = self.page_steps(rg, &early, &slices);
+        let input = self.input;
+        self.row_groups.push(RowGroupPlan {
+            row_group: index,
+            rows: rg.rows(),
+            steps: first_step..self.steps.len() as u32,
+            bloom_decision_step: early.bloom_decision,
+            dropped_by_bloom: early.bloom_decision.is_some()
                 && chance(
                     input.bloom_drop_fraction,
                     input.seed,
                     Decision::Bloom,
                     input.file_index,
-                    rg_index as u64,
+                    index as u64,
                     0,
                 ),
             subgroups,
         });
     }
-    let (entries, map) = merge_candidates(&b.candidates);
-    let mut entry_consumers = vec![0u32; entries.len()];
-    for (step, cands) in steps.iter_mut().zip(&b.step_candidates) {
-        let mut e: Vec<u32> = cands
+
+    /// The stages before the pages: bloom filters, dictionaries, indexes.
+    fn early_steps(&mut self, rg: Rg<'_>) -> EarlySteps {
+        let (bloom_header, bloom_blocks) = self.bloom_steps(rg);
+        let bloom_decision = bloom_blocks.or(bloom_header);
+        let dictionary = self.dictionary_step(rg, bloom_decision.is_some(), bloom_header);
+        let (indexes, column_index_present) = self.index_step(rg, bloom_decision, dictionary);
+        EarlySteps {
+            bloom_decision,
+            dictionary,
+            indexes,
+            column_index_present,
+        }
+    }
+
+    /// Bloom header guesses, then the blocks the probes hit: (header step, blocks step).
+    fn bloom_steps(&mut self, rg: Rg<'_>) -> (Option<u32>, Option<u32>) {
+        let blooms: Vec<(u32, layout::BloomFilterLocation)> = self
+            .input
+            .bloom_columns
             .iter()
-            .filter_map(|&c| map.get(c as usize).copied())
+            .filter_map(|&c| rg.chunk(c).and_then(|ch| ch.bloom_filter()).map(|l| (c, l)))
             .collect();
-        e.sort_unstable();
-        e.dedup();
-        for &i in &e {
-            if let Some(n) = entry_consumers.get_mut(i as usize) {
-                *n += 1;
+        let mut headers = Vec::new();
+        let mut blocks = Vec::new();
+        for &(c, loc) in &blooms {
+            let len = loc.len.map_or(BLOOM_HEADER_GUESS_BYTES, |l| {
+                (l as u64).min(BLOOM_HEADER_GUESS_BYTES)
+            });
+            let header = self.clip(ByteRange::new(loc.offset, loc.offset.saturating_add(len)));
+            if !header.is_empty() {
+                headers.push(self.b.add(header, 0, ReadKind::BloomHeader));
+            }
+            self.bloom_blocks(rg, c, loc, &mut blocks);
+        }
+        let header_step = (!headers.is_empty())
+            .then(|| self.push_step(rg, StepKind::BloomHeader, headers, Vec::new()));
+        let blocks_step = (!blocks.is_empty()).then(|| {
+            let deps = header_step.into_iter().collect();
+            self.push_step(rg, StepKind::BloomBlocks, blocks, deps)
+        });
+        (header_step, blocks_step)
+    }
+
+    /// The blocks of column `c`'s filter its probes hit, added to `blocks`. Known length:
+    /// blocks lie in the bitset after the header; unknown: a bitset of 4 blocks per probe.
+    fn bloom_blocks(
+        &mut self,
+        rg: Rg<'_>,
+        c: u32,
+        loc: layout::BloomFilterLocation,
+        blocks: &mut Vec<u32>,
+    ) {
+        let input = self.input;
+        let n_blocks = match loc.len {
+            Some(l) => (l as u64).saturating_sub(BLOOM_HEADER_GUESS_BYTES) / BLOOM_BLOCK_BYTES,
+            None => 4 * input.bloom_probes as u64,
+        };
+        if n_blocks == 0 {
+            return;
+        }
+        let column_seed =
+            splitmix64(((input.file_index as u64) << 32) ^ ((rg.index as u64) << 12) ^ c as u64);
+        let mut picked: Vec<u64> = (0..input.bloom_probes as u64)
+            .map(|p| splitmix64(input.seed ^ column_seed ^ p) % n_blocks)
+            .collect();
+        picked.sort_unstable();
+        picked.dedup();
+        let group = self.b.group();
+        for i in picked {
+            let start = loc
+                .offset
+                .saturating_add(BLOOM_HEADER_GUESS_BYTES + i * BLOOM_BLOCK_BYTES);
+            let r = self.clip(ByteRange::new(
+                start,
+                start.saturating_add(BLOOM_BLOCK_BYTES),
+            ));
+            if !r.is_empty() {
+                blocks.push(self.b.add(r, group, ReadKind::BloomBlocks));
             }
         }
-        step.entries = e;
     }
-    FilePlan {
-        entries,
-        entry_consumers,
-        row_groups,
-        steps,
+
+    /// Dictionary pages of every column read: an early stage only where a condition can drop
+    /// the row group (dictionary filtering, `early`); otherwise they are read with the first
+    /// pages of their chunk.
+    fn dictionary_step(&mut self, rg: Rg<'_>, early: bool, header: Option<u32>) -> Option<u32> {
+        if !early {
+            return None;
+        }
+        let ranges: Vec<ByteRange> = self
+            .read_columns
+            .iter()
+            .filter_map(|&c| rg.chunk(c).and_then(|ch| ch.dictionary_page()))
+            .map(|r| self.clip(r))
+            .collect();
+        if ranges.is_empty() {
+            return None;
+        }
+        let dicts = ranges
+            .into_iter()
+            .map(|r| self.b.add(r, 0, ReadKind::Dictionary))
+            .collect();
+        let deps = if self.input.planned {
+            Vec::new()
+        } else {
+            header.into_iter().collect()
+        };
+        Some(self.push_step(rg, StepKind::Dictionary, dicts, deps))
+    }
+
+    /// Column indexes (condition columns) and offset indexes (columns read): (the step,
+    /// whether a column index was read).
+    fn index_step(
+        &mut self,
+        rg: Rg<'_>,
+        bloom_decision: Option<u32>,
+        dictionary: Option<u32>,
+    ) -> (Option<u32>, bool) {
+        let input = self.input;
+        if !input.use_offset_index {
+            return (None, false);
+        }
+        let column_indexes: Vec<ByteRange> = input
+            .column_index_columns
+            .iter()
+            .filter_map(|&c| rg.chunk(c).and_then(|ch| ch.column_index()))
+            .map(|r| self.clip(r))
+            .collect();
+        let offset_indexes: Vec<ByteRange> = self
+            .read_columns
+            .iter()
+            .filter_map(|&c| rg.chunk(c).and_then(|ch| ch.offset_index()))
+            .map(|r| self.clip(r))
+            .collect();
+        let column_index_present = !column_indexes.is_empty();
+        let mut idx: Vec<u32> = column_indexes
+            .into_iter()
+            .map(|r| self.b.add(r, 0, ReadKind::ColumnIndex))
+            .collect();
+        idx.extend(
+            offset_indexes
+                .into_iter()
+                .map(|r| self.b.add(r, 0, ReadKind::OffsetIndex)),
+        );
+        if idx.is_empty() {
+            return (None, column_index_present);
+        }
+        let deps = if input.planned {
+            Vec::new()
+        } else {
+            bloom_decision.into_iter().chain(dictionary).collect()
+        };
+        let step = self.push_step(rg, StepKind::Indexes, idx, deps);
+        (Some(step), column_index_present)
+    }
+
+    /// Rows per subgroup: cut by bytes only with an offset index for every column read
+    /// (pages addressable); otherwise the whole row group.
+    fn subgroup_rows(&self, rg: Rg<'_>) -> u64 {
+        let input = self.input;
+        let rows = rg.rows();
+        let all_paged = self
+            .read_columns
+            .iter()
+            .all(|&c| rg.chunk(c).is_some_and(|ch| self.paged(ch)));
+        if !(input.subgroups && all_paged) {
+            return rows;
+        }
+        let bytes: u64 = self
+            .read_columns
+            .iter()
+            .filter_map(|&c| rg.chunk(c))
+            .map(|ch| ch.uncompressed_bytes)
+            .sum();
+        let per_row = (bytes / rows).max(1);
+        (SUBGROUP_TARGET_BYTES / per_row).clamp(SUBGROUP_MIN_ROWS, SUBGROUP_MAX_ROWS)
+    }
+
+    /// Whether a chunk's pages are addressable (its offset index is read).
+    fn paged(&self, ch: &ColumnChunk) -> bool {
+        self.input.use_offset_index && ch.offset_index().is_some()
+    }
+
+    /// Column `c`'s pages as (first row, end row, bytes), or one whole-chunk "page".
+    fn column_pages(&self, rg: Rg<'_>, c: u32) -> Vec<(u64, u64, ByteRange)> {
+        let rows = rg.rows();
+        let Some(ch) = rg.chunk(c) else {
+            return Vec::new();
+        };
+        if ch.data_len == 0 {
+            return Vec::new();
+        }
+        match ch.pages(self.file).filter(|_| self.input.use_offset_index) {
+            Some(pages) => {
+                let list: Vec<_> = pages.iter().collect();
+                list.iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let end_row = list
+                            .get(i + 1)
+                            .map_or(rows, |n| n.first_row_index.min(rows));
+                        (p.first_row_index.min(rows), end_row, self.clip(p.range()))
+                    })
+                    .collect()
+            }
+            None => vec![(0, rows, self.clip(ch.data_pages()))],
+        }
+    }
+
+    /// Every column read with its pages and coalescing group. Pages located through the
+    /// offset index are known only once it is decoded: the base reader registers them after
+    /// the index read's task was made, so they never join it. One group per row group for its
+    /// one-page chunks models that (the lazy coalescer merges only equal groups; batch presets
+    /// ignore groups).
+    fn columns(&mut self, rg: Rg<'_>, located_late: bool) -> Vec<ColumnPages> {
+        let late_group = if located_late { self.b.group() } else { 0 };
+        let mut columns = Vec::with_capacity(self.read_columns.len());
+        for ci in 0..self.read_columns.len() {
+            let Some(&c) = self.read_columns.get(ci) else {
+                break;
+            };
+            let pages = self.column_pages(rg, c);
+            // A one-page chunk is a whole range, not a split one.
+            let group = if pages.len() > 1 {
+                self.b.group()
+            } else if located_late && rg.chunk(c).is_some_and(|ch| self.paged(ch)) {
+                late_group
+            } else {
+                0
+            };
+            columns.push((c, pages, group, self.input.prewhere_columns.contains(&c)));
+        }
+        columns
+    }
+
+    /// The page steps of every subgroup with rows left; returns the number of subgroups.
+    fn page_steps(&mut self, rg: Rg<'_>, early: &EarlySteps, slices: &Slices) -> u32 {
+        let rows = rg.rows();
+        let sub_rows = self.subgroup_rows(rg);
+        let columns = self.columns(rg, early.indexes.is_some());
+        let early_dictionary = early.bloom_decision.is_some();
+        let mut pages = SubgroupPages {
+            cursors: vec![0usize; columns.len()],
+            dict_pending: columns
+                .iter()
+                .map(|(c, ..)| {
+                    rg.chunk(*c)
+                        .and_then(|ch| ch.dictionary_page())
+                        .filter(|_| !early_dictionary)
+                        .map(|r| self.clip(r))
+                })
+                .collect(),
+            columns,
+        };
+        // Page steps wait for every earlier stage of their row group.
+        let stage_deps: Vec<u32> = early
+            .bloom_decision
+            .into_iter()
+            .chain(early.dictionary)
+            .chain(early.indexes)
+            .collect();
+        let mut subgroups = 0;
+        let mut previous_last: Option<u32> = None;
+        for k in 0..rows.div_ceil(sub_rows) {
+            let lo = k * sub_rows;
+            let hi = ((k + 1) * sub_rows).min(rows);
+            let kept_rows = slices.count_rows(&slices.kept, lo, hi);
+            if kept_rows == 0 {
+                continue;
+            }
+            let pass_rows = slices.count_rows(&slices.pass, lo, hi);
+            let (pw, main) =
+                self.subgroup_pages(rg, &mut pages, slices, lo..hi, (kept_rows, pass_rows));
+            let deps: Vec<u32> = match previous_last {
+                Some(p) if self.input.sequential_subgroups => {
+                    stage_deps.iter().copied().chain([p]).collect()
+                }
+                _ => stage_deps.clone(),
+            };
+            let rows = SubgroupRows {
+                kept: kept_rows,
+                pass: pass_rows,
+            };
+            let Some(last) = self.push_subgroup(rg, subgroups, pw, main, deps, rows) else {
+                continue;
+            };
+            previous_last = Some(last);
+            subgroups += 1;
+        }
+        subgroups
+    }
+
+    /// Subgroup `rows`' pages of every column: (PREWHERE step, main step). A PREWHERE column
+    /// reads the pages of rows page pruning kept, the others those PREWHERE passed; a chunk's
+    /// dictionary (when not an early stage) goes with its first page read.
+    fn subgroup_pages(
+        &mut self,
+        rg: Rg<'_>,
+        pages: &mut SubgroupPages,
+        slices: &Slices,
+        rows: Range<u64>,
+        (kept_rows, pass_rows): (u64, u64),
+    ) -> (PageStep, PageStep) {
+        let (lo, hi) = (rows.start, rows.end);
+        let mut pw = PageStep::default();
+        let mut main = PageStep::default();
+        for (ci, (c, column, group, is_pw)) in pages.columns.iter().enumerate() {
+            let ps = if *is_pw { &slices.kept } else { &slices.pass };
+            let mut p = pages.cursors.get(ci).copied().unwrap_or(0);
+            while column.get(p).is_some_and(|pg| pg.1 <= lo) {
+                p += 1;
+            }
+            if let Some(cur) = pages.cursors.get_mut(ci) {
+                *cur = p;
+            }
+            let target = if *is_pw { &mut pw } else { &mut main };
+            for &(a, z, range) in column.get(p..).unwrap_or_default() {
+                if a >= hi {
+                    break;
+                }
+                if slices.any(ps, a.max(lo), z.min(hi)) && !range.is_empty() {
+                    if let Some(d) = pages.dict_pending.get_mut(ci).and_then(Option::take) {
+                        // Split out of the same chunk as its pages: the same group.
+                        target
+                            .candidates
+                            .push(self.b.add(d, *group, ReadKind::Dictionary));
+                        target.compressed_bytes += d.len();
+                    }
+                    target
+                        .candidates
+                        .push(self.b.add(range, *group, ReadKind::DataPages));
+                    target.compressed_bytes += range.len();
+                }
+            }
+            let col_rows = if *is_pw { kept_rows } else { pass_rows };
+            let uncompressed = rg.chunk(*c).map_or(0, |ch| ch.uncompressed_bytes);
+            target.decoded_bytes +=
+                (uncompressed as u128 * col_rows as u128 / rg.rows() as u128) as u64;
+        }
+        (pw, main)
+    }
+
+    /// Pushes subgroup `sub`'s PREWHERE and main steps (those with work); returns its last
+    /// step, which ends the subgroup and delivers its rows once every output column is decoded.
+    fn push_subgroup(
+        &mut self,
+        rg: Rg<'_>,
+        sub: u32,
+        pw: PageStep,
+        main: PageStep,
+        deps: Vec<u32>,
+        rows: SubgroupRows,
+    ) -> Option<u32> {
+        let input = self.input;
+        let has_main_columns = !input
+            .main_columns
+            .iter()
+            .all(|c| input.prewhere_columns.contains(c));
+        let mut last = None;
+        if !pw.candidates.is_empty() {
+            let s = self.push_step(rg, StepKind::Prewhere(sub), pw.candidates, deps.clone());
+            self.set_decode(s, pw.compressed_bytes, pw.decoded_bytes, rows.kept);
+            last = Some(s);
+        }
+        if !main.candidates.is_empty() && rows.pass > 0 {
+            let deps = match last {
+                Some(p) => vec![p],
+                None => deps,
+            };
+            let s = self.push_step(rg, StepKind::Main(sub), main.candidates, deps);
+            self.set_decode(s, main.compressed_bytes, main.decoded_bytes, rows.pass);
+            last = Some(s);
+        }
+        let last = last?;
+        if let Some(st) = self.steps.get_mut(last as usize) {
+            st.ends_subgroup = true;
+            let complete = matches!(st.kind, StepKind::Main(_)) || !has_main_columns;
+            st.deliver_rows = if complete { rows.pass } else { 0 };
+        }
+        Some(last)
+    }
+
+    fn set_decode(&mut self, s: u32, compressed_bytes: u64, decoded_bytes: u64, rows: u64) {
+        if let Some(st) = self.steps.get_mut(s as usize) {
+            debug_assert!(st.kind.decodes());
+            st.compressed_bytes = compressed_bytes;
+            st.decoded_bytes = decoded_bytes;
+            st.rows = rows;
+        }
+    }
+
+    /// Merges the candidates into entries and gives each step its entries.
+    fn finish(self) -> FilePlan {
+        let FilePlanner {
+            b,
+            mut steps,
+            row_groups,
+            ..
+        } = self;
+        let (entries, map) = merge_candidates(&b.candidates);
+        let mut entry_consumers = vec![0u32; entries.len()];
+        for (step, cands) in steps.iter_mut().zip(&b.step_candidates) {
+            let mut e: Vec<u32> = cands
+                .iter()
+                .filter_map(|&c| map.get(c as usize).copied().flatten())
+                .collect();
+            e.sort_unstable();
+            e.dedup();
+            for &i in &e {
+                if let Some(n) = entry_consumers.get_mut(i as usize) {
+                    *n += 1;
+                }
+            }
+            step.entries = e;
+        }
+        debug_assert!(entries
+            .windows(2)
+            .all(|w| w[0].range.end <= w[1].range.start));
+        FilePlan {
+            entries,
+            entry_consumers,
+            row_groups,
+            steps,
+        }
+    }
+}
+
+/// Rows of one subgroup: kept by page pruning, and passed by PREWHERE as well.
+#[derive(Clone, Copy)]
+struct SubgroupRows {
+    kept: u64,
+    pass: u64,
+}
+
+/// The columns' pages and where each column's walk through them stands.
+struct SubgroupPages {
+    columns: Vec<ColumnPages>,
+    /// Per column, the first page that may still overlap the next subgroup.
+    cursors: Vec<usize>,
+    /// Per column, its dictionary page not read yet (when it is not an early stage).
+    dict_pending: Vec<Option<ByteRange>>,
+}
+
+/// A row group's row slices: which survive page pruning (`kept`) and which pass PREWHERE as
+/// well (`pass`), as prefix sums over slices of `slice_rows` rows.
+struct Slices {
+    slice_rows: u64,
+    kept: Vec<u64>,
+    pass: Vec<u64>,
+}
+
+impl Slices {
+    fn new(input: &PlanInput<'_>, rg: Rg<'_>, column_index_present: bool) -> Slices {
+        let rows = rg.rows();
+        let slice_rows = rows.div_ceil(SLICES_PER_ROW_GROUP).max(1);
+        let n_slices = rows.div_ceil(slice_rows);
+        let prune_pages = column_index_present && input.page_keep_fraction < 1.0;
+        let draw = |fraction: f64, decision: Decision, s: u64| {
+            chance(
+                fraction,
+                input.seed,
+                decision,
+                input.file_index,
+                rg.index as u64,
+                s,
+            )
+        };
+        let mut kept = Vec::with_capacity(n_slices as usize + 1);
+        let mut pass = Vec::with_capacity(n_slices as usize + 1);
+        let (mut k, mut p) = (0u64, 0u64);
+        kept.push(k);
+        pass.push(p);
+        for s in 0..n_slices {
+            let is_kept = !prune_pages || draw(input.page_keep_fraction, Decision::PageSlice, s);
+            let passes = is_kept
+                && (input.prewhere_columns.is_empty()
+                    || draw(input.prewhere_selectivity, Decision::Prewhere, s));
+            k += u64::from(is_kept);
+            p += u64::from(passes);
+            kept.push(k);
+            pass.push(p);
+        }
+        Slices {
+            slice_rows,
+            kept,
+            pass,
+        }
+    }
+
+    /// Whether any row in `lo_row..hi_row` is in the set `ps` counts.
+    fn any(&self, ps: &[u64], lo_row: u64, hi_row: u64) -> bool {
+        if lo_row >= hi_row {
+            return false;
+        }
+        let a = (lo_row / self.slice_rows) as usize;
+        let z = ((hi_row - 1) / self.slice_rows) as usize + 1;
+        ps.get(z).copied().unwrap_or(0) > ps.get(a).copied().unwrap_or(0)
+    }
+
+    /// Rows of `lo_row..hi_row` in the set `ps` counts.
+    fn count_rows(&self, ps: &[u64], lo_row: u64, hi_row: u64) -> u64 {
+        let mut total = 0;
+        let mut r = lo_row;
+        while r < hi_row {
+            let s = r / self.slice_rows;
+            let end = ((s + 1) * self.slice_rows).min(hi_row);
+            let i = s as usize;
+            if ps.get(i + 1).copied().unwrap_or(0) > ps.get(i).copied().unwrap_or(0) {
+                total += end - r;
+            }
+            r = end;
+        }
+        total
     }
 }
 
 /// Sorts candidates and merges overlapping ones (touching ones stay apart); returns the
-/// entries and, per candidate, its entry.
-fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<u32>) {
+/// entries and, per candidate, its entry (`None` for an empty candidate).
+fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
     let mut order: Vec<u32> = (0..c.len() as u32)
         .filter(|&i| c.get(i as usize).is_some_and(|x| !x.range.is_empty()))
         .collect();
     order.sort_by_key(|&i| c.get(i as usize).map(|x| (x.range.start, x.range.end)));
     let mut entries: Vec<Entry> = Vec::new();
-    let mut map = vec![u32::MAX; c.len()];
+    let mut map = vec![None; c.len()];
     for i in order {
         let Some(cand) = c.get(i as usize) else {
             continue;
@@ -706,7 +913,7 @@ fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<u32>) {
             }),
         }
         if let Some(m) = map.get_mut(i as usize) {
-            *m = (entries.len() - 1) as u32;
+            *m = Some((entries.len() - 1) as u32);
         }
     }
     (entries, map)

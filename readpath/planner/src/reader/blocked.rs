@@ -36,27 +36,26 @@ pub(crate) fn stage_threads(parsing_threads: u32, fraction: f64, readers: usize)
 }
 
 impl ClickHouseReader {
-    /// Threads held: decodes, inline reads on threads of their own (both in
-    /// `decodes_running`) and blocked tasks.
-    pub(super) fn parsing_threads_held(&self) -> u32 {
-        self.decodes_running + self.blocked.len() as u32
-    }
-
     /// Whether unit `uid` may run one more `ColumnData` task (decoding or blocked): the
     /// redesign bounds its tasks in progress by the stage's thread share per reader
     /// (`checkTaskSchedulingLimits`: `batches_in_progress < parsing_threads`).
     pub(super) fn column_data_slot_free(&self, uid: u32) -> bool {
-        if !self.blocked_inline {
+        if !self.cfg.blocked_inline {
             return true;
         }
-        let decoding = self.decoding_by_unit.get(&uid).copied().unwrap_or(0);
-        let blocked = self.blocked.range((uid, 0)..(uid + 1, 0)).count() as u32;
-        decoding + blocked < self.column_data_threads
+        let decoding = self
+            .threads
+            .decoding_by_unit
+            .get(&uid)
+            .copied()
+            .unwrap_or(0);
+        let blocked = self.threads.blocked_of(uid).count() as u32;
+        decoding + blocked < self.cfg.column_data_threads
     }
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
     pub(super) fn run_blocked_tasks(&mut self) -> Result<bool, PlanError> {
-        let ids: Vec<u32> = self.open_ids.iter().copied().collect();
+        let ids: Vec<u32> = self.units.open_ids.iter().copied().collect();
         let before = self.out.len();
         for uid in ids {
             self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
@@ -70,12 +69,12 @@ impl ClickHouseReader {
         }
         self.admit_blocked(u);
         let keys: Vec<(u32, u32)> = self
-            .blocked
-            .range((u.id, 0)..(u.id + 1, 0))
+            .threads
+            .blocked_of(u.id)
             .filter(|(_, t)| t.inline_read.is_none())
             .map(|(k, _)| *k)
             .collect();
-        if !self.blocked_inline {
+        if !self.cfg.blocked_inline {
             return Ok(());
         }
         for key in keys {
@@ -86,15 +85,19 @@ impl ClickHouseReader {
 
     /// Adds the unit's waiting current subgroups to the blocked set while threads allow.
     fn admit_blocked(&mut self, u: &OpenUnit) {
-        let decoding = if self.blocked_inline {
-            self.decoding_by_unit.get(&u.id).copied().unwrap_or(0)
+        let decoding = if self.cfg.blocked_inline {
+            self.threads
+                .decoding_by_unit
+                .get(&u.id)
+                .copied()
+                .unwrap_or(0)
         } else {
             0
         };
-        let mut held = decoding + self.blocked.range((u.id, 0)..(u.id + 1, 0)).count() as u32;
+        let mut held = decoding + self.threads.blocked_of(u.id).count() as u32;
         let mut rg = u.first_incomplete;
-        while held < self.column_data_threads
-            && self.parsing_threads_held() < self.max_parsing_threads
+        while held < self.cfg.column_data_threads
+            && self.threads.held() < self.cfg.max_parsing_threads
         {
             let Some(state) = u.rgs.get(rg) else { break };
             if !state.complete && !state.dropped {
@@ -103,12 +106,12 @@ impl ClickHouseReader {
                         .steps
                         .get(s as usize)
                         .is_some_and(|st| st.status == StepStatus::Started);
-                    if waiting && !self.blocked.contains_key(&(u.id, s)) {
+                    if waiting && !self.threads.blocked.contains_key(&(u.id, s)) {
                         let task = BlockedTask {
                             since_ns: self.now_ns,
                             inline_read: None,
                         };
-                        self.blocked.insert((u.id, s), task);
+                        self.threads.blocked.insert((u.id, s), task);
                     }
                     if waiting {
                         held += 1;
@@ -146,7 +149,7 @@ impl ClickHouseReader {
         else {
             return Ok(());
         };
-        if self.planned {
+        if self.cfg.planned {
             self.demand_issue(u, subgroup)?;
         }
         let Some(plan_step) = u.plan.steps.get(s as usize) else {
@@ -161,19 +164,19 @@ impl ClickHouseReader {
                 reads.extend(extra.iter().copied());
             }
         }
-        let Some(id) = reads.into_iter().find(|id| self.io_pool.is_waiting(*id)) else {
+        let Some(id) = reads.into_iter().find(|id| self.io.pool.is_waiting(*id)) else {
             return Ok(());
         };
-        if !self.io_pool.take_waiting(id) {
+        if !self.io.pool.take_waiting(id) {
             return Ok(());
         }
-        if let Some(t) = self.blocked.get_mut(&(u.id, s)) {
+        if let Some(t) = self.threads.blocked.get_mut(&(u.id, s)) {
             debug_assert!(t.inline_read.is_none(), "a thread runs one read at a time");
             t.inline_read = Some(id);
         }
-        self.blocked_by_read.insert(id, (u.id, s));
-        self.inline_running += 1;
-        self.start_read(id, true);
+        self.threads.blocked_by_read.insert(id, (u.id, s));
+        self.io.inline_running += 1;
+        self.start_read(id, Runner::Inline { took_thread: false });
         Ok(())
     }
 
@@ -182,13 +185,13 @@ impl ClickHouseReader {
     fn demand_issue(&mut self, u: &mut OpenUnit, subgroup: (u32, u32)) -> Result<(), PlanError> {
         while u.queue.has_subgroup(subgroup) {
             let context = AdmissionContext {
-                running_tasks: self.decodes_running,
+                running_tasks: self.threads.decodes_running,
                 privileged: Some(subgroup),
             };
             let polled = u.queue.poll(
                 self.now_ns,
                 &context,
-                &mut self.controller,
+                &mut self.io.controller,
                 &mut self.memory,
                 &mut self.events,
             )?;
@@ -200,12 +203,12 @@ impl ClickHouseReader {
 
     /// A blocked task's inline read finished: its thread waits again (or decodes).
     pub(super) fn blocked_read_done(&mut self, read: u64) -> bool {
-        let Some(key) = self.blocked_by_read.remove(&read) else {
+        let Some(key) = self.threads.blocked_by_read.remove(&read) else {
             return false;
         };
-        debug_assert!(self.inline_running > 0);
-        self.inline_running -= 1;
-        if let Some(t) = self.blocked.get_mut(&key) {
+        debug_assert!(self.io.inline_running > 0);
+        self.io.inline_running -= 1;
+        if let Some(t) = self.threads.blocked.get_mut(&key) {
             t.inline_read = None;
         }
         true
@@ -213,15 +216,15 @@ impl ClickHouseReader {
 
     /// Step `s` of unit `uid` no longer waits (ready, or finished): its thread's wait ends.
     pub(super) fn unblock(&mut self, uid: u32, s: u32) {
-        if let Some(t) = self.blocked.remove(&(uid, s)) {
+        if let Some(t) = self.threads.blocked.remove(&(uid, s)) {
             let waited_ns = self.now_ns - t.since_ns;
             self.events.add(
                 ProfileEvent::ParquetFetchWaitTimeMicroseconds,
                 waited_ns / 1_000,
             );
-            self.thread_time.fetch_wait_sum_ns += waited_ns;
-            self.thread_time.fetch_wait_tasks += 1;
-            self.decode_scan_needed = true;
+            self.threads.time.fetch_wait_sum_ns += waited_ns;
+            self.threads.time.fetch_wait_tasks += 1;
+            self.threads.scan_needed = true;
         }
     }
 }

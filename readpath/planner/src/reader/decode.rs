@@ -5,18 +5,18 @@ use super::*;
 impl ClickHouseReader {
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
-        while self.parsing_threads_held() < self.max_parsing_threads
-            && !self.decode_queue.is_empty()
+        while self.threads.held() < self.cfg.max_parsing_threads
+            && !self.threads.decode_queue.is_empty()
         {
-            if !self.decode_scan_needed {
+            if !self.threads.scan_needed {
                 break;
             }
             let mut picked = None;
-            for i in 0..self.decode_queue.len() {
-                let Some(&(uid, s)) = self.decode_queue.get(i) else {
+            for i in 0..self.threads.decode_queue.len() {
+                let Some(&(uid, s)) = self.threads.decode_queue.get(i) else {
                     break;
                 };
-                let Some(u) = self.open.get(uid as usize).and_then(|u| u.as_deref()) else {
+                let Some(u) = self.units.open.get(uid as usize).and_then(|u| u.as_deref()) else {
                     picked = Some((i, None));
                     break;
                 };
@@ -31,7 +31,7 @@ impl ClickHouseReader {
                     stream: u.stream,
                     class: MemoryClass::DecodedColumns,
                     bytes: plan_step.decoded_bytes,
-                    running_tasks: self.decodes_running,
+                    running_tasks: self.threads.decodes_running,
                     privileged,
                 };
                 match self.memory.try_charge(request)? {
@@ -43,13 +43,13 @@ impl ClickHouseReader {
                 }
             }
             let Some((i, charge)) = picked else {
-                self.decode_scan_needed = false;
+                self.threads.scan_needed = false;
                 break;
             };
-            let Some((uid, s)) = self.decode_queue.remove(i) else {
+            let Some((uid, s)) = self.threads.decode_queue.remove(i) else {
                 break;
             };
-            let Some(u) = self.open.get(uid as usize).and_then(|u| u.as_deref()) else {
+            let Some(u) = self.units.open.get(uid as usize).and_then(|u| u.as_deref()) else {
                 if let Some(c) = charge {
                     self.release_charge(c)?;
                 }
@@ -73,7 +73,7 @@ impl ClickHouseReader {
                 decoded_bytes: plan_step.decoded_bytes,
                 rows: plan_step.rows,
             }));
-            self.decodes.insert(
+            self.threads.decodes.insert(
                 id,
                 RunningDecode {
                     unit: uid,
@@ -81,8 +81,8 @@ impl ClickHouseReader {
                     charge,
                 },
             );
-            *self.decoding_by_unit.entry(uid).or_insert(0) += 1;
-            self.decodes_running += 1;
+            *self.threads.decoding_by_unit.entry(uid).or_insert(0) += 1;
+            self.threads.decodes_running += 1;
             any = true;
         }
         Ok(any)
@@ -111,7 +111,11 @@ impl ClickHouseReader {
             self.chunks.insert(id, chunk_charge);
             self.output.rows += rows;
             self.output.chunks += 1;
-            let unit = self.units.get(u.id as usize).map_or(0, |x| x.query_pos);
+            let unit = self
+                .units
+                .list
+                .get(u.id as usize)
+                .map_or(0, |x| x.query_pos);
             if let Some(n) = self.output.rows_per_file.get_mut(unit) {
                 *n += rows;
             }
@@ -130,8 +134,8 @@ impl ClickHouseReader {
         }
         if let Some(r) = u.rgs.get_mut(rg) {
             match r.pending_decodes.pop_front() {
-                Some(next) => self.decode_queue.push_back((u.id, next)),
-                None => r.active_decodes = r.active_decodes.saturating_sub(1),
+                Some(next) => self.threads.decode_queue.push_back((u.id, next)),
+                None => decrement(&mut r.active_decodes),
             }
         }
         self.finish_step(u, s)

@@ -138,16 +138,62 @@ impl OpenUnit {
     }
 }
 
+/// Who a read is for. Iceberg metadata reads belong to no unit and no stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Purpose {
+    /// The Iceberg metadata phase (metadata JSON, manifest list, manifests), one at a time.
     Iceberg,
-    Footer,
-    Entries,
+    /// A piece of unit `unit`'s footer (or its whole file), read by stream `stream`.
+    Footer { unit: u32, stream: usize },
+    /// Entries of unit `unit`'s plan (data pages, dictionaries, indexes, bloom filters).
+    Entries { unit: u32, stream: usize },
+}
+
+impl Purpose {
+    /// The unit the read is for (none for the Iceberg phase).
+    fn unit(self) -> Option<u32> {
+        match self {
+            Purpose::Iceberg => None,
+            Purpose::Footer { unit, .. } | Purpose::Entries { unit, .. } => Some(unit),
+        }
+    }
+
+    /// The stream whose thread would run the read inline (none for the Iceberg phase).
+    fn stream(self) -> Option<usize> {
+        match self {
+            Purpose::Iceberg => None,
+            Purpose::Footer { stream, .. } | Purpose::Entries { stream, .. } => Some(stream),
+        }
+    }
+}
+
+/// Which thread runs a read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Runner {
+    /// A thread of the IO pool.
+    IoPool,
+    /// A parsing thread, inline: a stream's own thread (`took_thread`: one it took for the
+    /// read, counted in `decodes_running`), or a blocked decode task's
+    /// (`Threads::blocked_by_read` says which).
+    Inline { took_thread: bool },
+}
+
+/// A read's life: created, counted in flight by the controller, running, completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReadStatus {
+    /// Created; waiting in its unit's planning queue or behind the per-file limit.
+    Created,
+    /// Counted in flight by the controller; waiting for a thread in the IO pool.
+    Issued,
+    /// A thread runs it.
+    Running(Runner),
+    /// Every byte is in; kept until every entry it served is consumed.
+    Completed,
 }
 
 struct ReadState {
-    unit: u32,
     purpose: Purpose,
+    status: ReadStatus,
     object: Object,
     range: ByteRange,
     kind: ReadKind,
@@ -156,14 +202,6 @@ struct ReadState {
     served: Vec<u32>,
     unconsumed: u32,
     charge: Option<Charge>,
-    issued: bool,
-    started_ns: Option<u64>,
-    inline: bool,
-    /// Run inline on a parsing thread of its own (not a blocked decode task's).
-    inline_took_thread: bool,
-    /// The stream whose thread would run this read inline (`usize::MAX`: none).
-    stream: usize,
-    completed: bool,
 }
 
 struct RunningDecode {
@@ -172,13 +210,10 @@ struct RunningDecode {
     charge: Option<Charge>,
 }
 
-/// ClickHouse's Parquet reader (both generations; see [`crate::Reader`] for the contract and
-/// the disciplines).
-pub(crate) struct ClickHouseReader {
-    table: Arc<Table>,
-    query: QuerySpec,
-    strategy: Strategy,
-    policy: CoalescePolicy,
+/// What the strategy resolves to for this reader, fixed at construction.
+struct Resolved {
+    /// Planned issue (the redesign's planning queue, `input_format_parquet_min_bytes_in_flight`
+    /// above 0).
     planned: bool,
     /// The redesign with planning off (`input_format_parquet_min_bytes_in_flight = 0`): the
     /// stages issue the reads, one subgroup per row group at a time, against the Compressed pool.
@@ -189,69 +224,166 @@ pub(crate) struct ClickHouseReader {
     blocked_inline: bool,
     /// The `ColumnData` stage's threads per reader ([`blocked::stage_threads`]).
     column_data_threads: u32,
-    blocked: BTreeMap<(u32, u32), blocked::BlockedTask>,
-    blocked_by_read: BTreeMap<u64, (u32, u32)>,
-    /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
-    decoding_by_unit: BTreeMap<u32, u32>,
-    /// Steps the Compressed pool refused (stage-driven): eligible again when memory frees.
-    parked: Vec<(u32, u32)>,
-    /// The same, and the rest of the parsing threads' time, as integrals over time.
-    thread_time: ThreadTime,
+    /// The base reader's lazy coalescing (one read task at a time, as steps ask).
     lazy: bool,
+    /// A stream's thread runs a read queued in the IO pool itself (the base reader).
     inline_reads: bool,
     /// ClickHouse reads a file's footer on the stream's own thread when the IO pool is busy
     /// (both generations: metadata is read synchronously by the thread that opens the file).
     inline_footer_reads: bool,
+    /// One step of a unit at a time (the base reader's chain).
     serial: bool,
+    /// Row groups split into subgroups of rows (ClickHouse).
     subgroups: bool,
+    /// Pieces of a read become ready as their bytes arrive (R1).
     partial_readiness: bool,
+    /// Decodes of one row group at once (R10).
     parallel_subgroups: u32,
+    /// Files opened ahead per stream (R9).
     prefetch_ahead: u32,
     max_parsing_threads: u32,
+    /// Columns read after PREWHERE.
     main_columns: Vec<u32>,
-    units: Vec<Unit>,
-    next_unit: usize,
-    units_done: usize,
-    streams: Vec<VecDeque<u32>>,
-    open: Vec<Option<Box<OpenUnit>>>,
-    open_ids: BTreeSet<u32>,
-    dirty: BTreeSet<u32>,
-    eligible: Vec<(u32, u32)>,
+    /// Columns whose chunk parts a needed range may come from.
+    part_columns: Vec<u32>,
+}
+
+/// Reads alive and what issues and runs them.
+struct Io {
     reads: BTreeMap<u64, ReadState>,
-    next_id: u64,
-    io_pool: IoPool,
+    pool: IoPool,
     controller: InFlightController,
-    memory: Memory,
-    events: ProfileEvents,
-    decodes_running: u32,
+    /// Reads in the units' planning queues.
+    planned_queued: u64,
+    /// Reads behind a unit's per-file limit.
+    local_queued: u64,
+    /// Reads running inline on parsing threads.
     inline_running: u32,
-    /// Inline reads that hold a parsing thread of their own (counted in `decodes_running`).
-    inline_threads: u32,
     /// Per stream: whether its thread is running a read inline. A thread runs one read at a
     /// time, so a stream waiting on several queued reads runs only one of them itself.
     inline_by_stream: Vec<bool>,
+}
+
+impl Io {
+    /// Whether `stream`'s thread can run a queued read inline (it runs one at a time).
+    fn stream_thread_free(&self, stream: usize) -> bool {
+        !self.inline_by_stream.get(stream).copied().unwrap_or(false)
+    }
+
+    fn set_stream_thread(&mut self, stream: usize, busy: bool) {
+        if let Some(b) = self.inline_by_stream.get_mut(stream) {
+            debug_assert_ne!(*b, busy, "stream {stream}'s thread runs one read at a time");
+            *b = busy;
+        }
+    }
+}
+
+/// The parsing threads: decodes, inline reads on threads of their own, blocked decode tasks.
+struct Threads {
+    /// Decodes running plus inline reads that hold a thread of their own.
+    decodes_running: u32,
+    /// Inline reads that hold a parsing thread of their own (counted in `decodes_running`).
+    inline: u32,
     decode_queue: VecDeque<(u32, u32)>,
-    decode_scan_needed: bool,
+    /// Whether `decode_queue` may hold a decode that can start now.
+    scan_needed: bool,
     decodes: BTreeMap<u64, RunningDecode>,
+    /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
+    decoding_by_unit: BTreeMap<u32, u32>,
+    /// Decode tasks holding a thread while their bytes are not in, by (unit, step).
+    blocked: BTreeMap<(u32, u32), blocked::BlockedTask>,
+    /// The blocked task running each inline read.
+    blocked_by_read: BTreeMap<u64, (u32, u32)>,
+    /// How the threads spent the run, as integrals over time.
+    time: ThreadTime,
+}
+
+impl Threads {
+    /// Threads held: decodes, inline reads on threads of their own (both in
+    /// `decodes_running`) and blocked tasks.
+    fn held(&self) -> u32 {
+        self.decodes_running + self.blocked.len() as u32
+    }
+
+    /// Blocked tasks of unit `uid`.
+    fn blocked_of(&self, uid: u32) -> impl Iterator<Item = (&(u32, u32), &blocked::BlockedTask)> {
+        self.blocked.range((uid, 0)..(uid + 1, 0))
+    }
+}
+
+/// Units (files or buckets of row groups) and the streams that read them.
+struct Units {
+    list: Vec<Unit>,
+    /// The next unit to open.
+    next: usize,
+    done: usize,
+    /// Per stream, its open units; the front one is current.
+    streams: Vec<VecDeque<u32>>,
+    open: Vec<Option<Box<OpenUnit>>>,
+    open_ids: BTreeSet<u32>,
+    /// Units whose cursor may advance.
+    dirty: BTreeSet<u32>,
+    /// (unit, step) that may start now (eligible-driven).
+    eligible: Vec<(u32, u32)>,
+    /// Steps the Compressed pool refused (stage-driven): eligible again when memory frees.
+    parked: Vec<(u32, u32)>,
+    /// Units whose next step memory refused (coupled): dirty again when memory frees.
+    memory_blocked: BTreeSet<u32>,
+}
+
+/// The Iceberg metadata phase: its reads, one at a time, before any data file opens.
+#[derive(Debug)]
+enum IcebergPhase {
+    /// Reads still to issue, and whether one is running.
+    Reading {
+        queue: VecDeque<(Object, u64)>,
+        running: bool,
+    },
+    /// Over (or none: no Iceberg table, or its metadata cache is warm).
+    Done,
+}
+
+/// ClickHouse's Parquet reader (both generations; see [`crate::Reader`] for the contract and
+/// the disciplines).
+pub(crate) struct ClickHouseReader {
+    table: Arc<Table>,
+    query: QuerySpec,
+    strategy: Strategy,
+    policy: CoalescePolicy,
+    cfg: Resolved,
+    io: Io,
+    threads: Threads,
+    units: Units,
+    iceberg: IcebergPhase,
+    memory: Memory,
+    /// Memory was released since the last pump: what it refused may try again.
+    memory_freed: bool,
+    events: ProfileEvents,
+    /// Delivered chunks not yet consumed, with their charges.
     chunks: BTreeMap<u64, Option<Charge>>,
+    /// One counter for read, decode and chunk ids.
+    next_id: u64,
     out: VecDeque<Action>,
     output: QueryOutput,
     error: Option<PlanError>,
-    iceberg_reads: VecDeque<(Object, u64)>,
-    iceberg_running: bool,
     started: bool,
-    planned_queued: u64,
-    local_queued: u64,
-    memory_blocked: BTreeSet<u32>,
-    memory_freed: bool,
     now_ns: u64,
     /// Whether to keep what the plans needed ([`Reader::take_needed`]).
     record_needed: bool,
     needed: Vec<crate::needed::NeededRange>,
     /// Files whose footer is already in `needed` (buckets of a file share it).
     footers_noted: BTreeSet<FileIndex>,
-    /// Columns whose chunk parts a needed range may come from.
-    part_columns: Vec<u32>,
+}
+
+/// Takes one from a counter that cannot be 0 here: every decrement pairs with an earlier
+/// increment of the same transition (asserted in debug builds).
+#[track_caller]
+fn decrement<T>(counter: &mut T)
+where
+    T: Copy + Default + PartialEq + std::ops::SubAssign + From<u8>,
+{
+    debug_assert!(*counter != T::default(), "a counter would go below 0");
+    *counter -= T::from(1);
 }
 
 fn memory_class(kind: ReadKind) -> MemoryClass {
@@ -323,7 +455,7 @@ impl ClickHouseReader {
             .copied()
             .filter(|c| !query.prewhere_columns.contains(c))
             .collect();
-        let iceberg_reads = match (&table.iceberg, query.iceberg_metadata_cache_warm) {
+        let iceberg = match (&table.iceberg, query.iceberg_metadata_cache_warm) {
             (Some(m), false) => {
                 let mut v = vec![
                     (Object::IcebergMetadataJson, m.metadata_json_bytes),
@@ -335,9 +467,12 @@ impl ClickHouseReader {
                         .enumerate()
                         .map(|(i, b)| (Object::IcebergManifest(i as u32), *b)),
                 );
-                v.into_iter().filter(|(_, b)| *b > 0).collect()
+                IcebergPhase::Reading {
+                    queue: v.into_iter().filter(|(_, b)| *b > 0).collect(),
+                    running: false,
+                }
             }
-            _ => VecDeque::new(),
+            _ => IcebergPhase::Done,
         };
         let clickhouse = strategy.family() == Family::ClickHouse;
         let stage_driven = clickhouse && !planned && strategy.mechanism(5);
@@ -367,20 +502,13 @@ impl ClickHouseReader {
             rows_per_unit: vec![0; units.len()],
             ..QueryOutput::default()
         };
-        Ok(ClickHouseReader {
-            lazy: !planned && matches!(policy, CoalescePolicy::ClickHouseBase { .. }),
+        let cfg = Resolved {
+            planned,
             stage_driven,
             eligible_driven,
             blocked_inline: clickhouse && eligible_driven,
             column_data_threads,
-            blocked: BTreeMap::new(),
-            blocked_by_read: BTreeMap::new(),
-            decoding_by_unit: BTreeMap::new(),
-            parked: Vec::new(),
-            thread_time: ThreadTime {
-                threads: strategy.max_parsing_threads.max(1),
-                ..ThreadTime::default()
-            },
+            lazy: !planned && matches!(policy, CoalescePolicy::ClickHouseBase { .. }),
             inline_reads: clickhouse && !eligible_driven,
             inline_footer_reads: clickhouse,
             serial: clickhouse && !eligible_driven,
@@ -397,49 +525,67 @@ impl ClickHouseReader {
                 0
             },
             max_parsing_threads: strategy.max_parsing_threads.max(1),
+            main_columns,
+            part_columns,
+        };
+        let io = Io {
+            reads: BTreeMap::new(),
+            pool: io_pool,
+            controller,
+            planned_queued: 0,
+            local_queued: 0,
+            inline_running: 0,
+            inline_by_stream: vec![false; n_streams],
+        };
+        let threads = Threads {
+            decodes_running: 0,
+            inline: 0,
+            decode_queue: VecDeque::new(),
+            scan_needed: false,
+            decodes: BTreeMap::new(),
+            decoding_by_unit: BTreeMap::new(),
+            blocked: BTreeMap::new(),
+            blocked_by_read: BTreeMap::new(),
+            time: ThreadTime {
+                threads: strategy.max_parsing_threads.max(1),
+                ..ThreadTime::default()
+            },
+        };
+        let units = Units {
             open: (0..units.len()).map(|_| None).collect(),
             streams: vec![VecDeque::new(); n_streams],
-            units,
-            table,
-            query,
-            policy,
-            planned,
-            strategy,
-            main_columns,
-            next_unit: 0,
-            units_done: 0,
+            list: units,
+            next: 0,
+            done: 0,
             open_ids: BTreeSet::new(),
             dirty: BTreeSet::new(),
             eligible: Vec::new(),
-            reads: BTreeMap::new(),
-            next_id: 0,
-            io_pool,
-            controller,
+            parked: Vec::new(),
+            memory_blocked: BTreeSet::new(),
+        };
+        Ok(ClickHouseReader {
+            table,
+            query,
+            strategy,
+            policy,
+            cfg,
+            io,
+            threads,
+            units,
+            iceberg,
             memory,
+            memory_freed: false,
             events: ProfileEvents::new(),
-            decodes_running: 0,
-            inline_running: 0,
-            inline_threads: 0,
-            inline_by_stream: vec![false; n_streams],
-            decode_queue: VecDeque::new(),
-            decode_scan_needed: false,
-            decodes: BTreeMap::new(),
             chunks: BTreeMap::new(),
+            next_id: 0,
             out: VecDeque::new(),
             output,
             error: None,
-            iceberg_reads,
-            iceberg_running: false,
             started: false,
-            planned_queued: 0,
-            local_queued: 0,
-            memory_blocked: BTreeSet::new(),
-            memory_freed: false,
             now_ns: 0,
             record_needed: false,
             needed: Vec::new(),
             footers_noted: BTreeSet::new(),
-            part_columns,
         })
     }
 
@@ -449,11 +595,10 @@ impl ClickHouseReader {
     pub fn is_finished(&self) -> bool {
         self.error.is_none()
             && self.started
-            && self.iceberg_reads.is_empty()
-            && !self.iceberg_running
-            && self.units_done == self.units.len()
+            && matches!(self.iceberg, IcebergPhase::Done)
+            && self.units.done == self.units.list.len()
             && self.chunks.is_empty()
-            && self.decodes.is_empty()
+            && self.threads.decodes.is_empty()
     }
 
     /// The sticky error, if the reader stopped.
@@ -487,7 +632,7 @@ impl ClickHouseReader {
 
     /// How the parsing threads spent the run so far.
     pub fn thread_time(&self) -> ThreadTime {
-        self.thread_time
+        self.threads.time
     }
 
     /// The strategy the reader runs.
@@ -497,19 +642,21 @@ impl ClickHouseReader {
 
     /// A cheap snapshot (O(budgets)).
     pub fn status(&self) -> Status {
-        let c = self.controller.status();
+        let c = self.io.controller.status();
         Status {
             bytes_in_flight: c.bytes_in_flight,
             target_bytes_in_flight: c.target_bytes_in_flight,
             peak_bytes_in_flight: c.peak_bytes_in_flight,
-            reads_running: self.io_pool.running() as u64 + self.inline_running as u64,
-            reads_queued: self.io_pool.waiting() as u64 + self.planned_queued + self.local_queued,
-            inline_reads_running: self.inline_running as u64,
-            io_threads: self.io_pool.capacity(),
-            decodes_running: self.decodes_running,
-            decodes_queued: self.decode_queue.len() as u64,
+            reads_running: self.io.pool.running() as u64 + self.io.inline_running as u64,
+            reads_queued: self.io.pool.waiting() as u64
+                + self.io.planned_queued
+                + self.io.local_queued,
+            inline_reads_running: self.io.inline_running as u64,
+            io_threads: self.io.pool.capacity(),
+            decodes_running: self.threads.decodes_running,
+            decodes_queued: self.threads.decode_queue.len() as u64,
             chunks_outstanding: self.chunks.len() as u64,
-            open_files: self.streams.iter().map(|s| s.len() as u64).sum(),
+            open_files: self.units.streams.iter().map(|s| s.len() as u64).sum(),
             memory: self.memory.usage(),
         }
     }
@@ -529,10 +676,11 @@ impl ClickHouseReader {
         }
         let dt = now_ns - self.now_ns;
         if dt > 0 {
-            let busy = self.decodes.len() as u32;
-            let waiting = self.blocked.len() as u32;
-            self.thread_time
-                .advance(dt, busy, waiting, self.inline_threads);
+            let busy = self.threads.decodes.len() as u32;
+            let waiting = self.threads.blocked.len() as u32;
+            self.threads
+                .time
+                .advance(dt, busy, waiting, self.threads.inline);
         }
         self.now_ns = now_ns;
         true
@@ -568,7 +716,7 @@ impl ClickHouseReader {
     }
 
     fn read_mut(&mut self, id: ReadId) -> Result<&mut ReadState, PlanError> {
-        self.reads.get_mut(&id.0).ok_or_else(|| {
+        self.io.reads.get_mut(&id.0).ok_or_else(|| {
             PlanError::Contract(format!("event for read {} which is not running", id.0))
         })
     }
@@ -577,14 +725,15 @@ impl ClickHouseReader {
         let now = self.now_ns;
         let read = self.read_mut(id)?;
         if read.purpose != Purpose::Iceberg {
-            self.controller.on_first_byte(now, id.0)?;
+            debug_assert!(matches!(read.status, ReadStatus::Running(_)));
+            self.io.controller.on_first_byte(now, id.0)?;
         }
         Ok(())
     }
 
     fn on_progress(&mut self, id: ReadId, bytes_ready: u64) -> Result<(), PlanError> {
         let now = self.now_ns;
-        let read = self.reads.get_mut(&id.0).ok_or_else(|| {
+        let read = self.io.reads.get_mut(&id.0).ok_or_else(|| {
             PlanError::Contract(format!("progress for read {} which is not running", id.0))
         })?;
         if read.purpose == Purpose::Iceberg {
@@ -596,9 +745,11 @@ impl ClickHouseReader {
             .get(newly)
             .map(<[u32]>::to_vec)
             .unwrap_or_default();
-        let uid = read.unit;
-        self.controller.on_progress(now, id.0, bytes_ready)?;
-        self.entries_ready(uid, &entries);
+        let uid = read.purpose.unit();
+        self.io.controller.on_progress(now, id.0, bytes_ready)?;
+        if let Some(uid) = uid {
+            self.entries_ready(uid, &entries);
+        }
         Ok(())
     }
 
@@ -608,53 +759,48 @@ impl ClickHouseReader {
         source: readahead::ReadSource,
     ) -> Result<(), PlanError> {
         let now = self.now_ns;
-        let read = self.reads.get_mut(&id.0).ok_or_else(|| {
+        let read = self.io.reads.get_mut(&id.0).ok_or_else(|| {
             PlanError::Contract(format!("completion of read {} which is not running", id.0))
         })?;
-        if read.completed {
-            return Err(PlanError::Contract(format!(
-                "read {} completed twice",
-                id.0
-            )));
-        }
-        read.completed = true;
-        let (uid, purpose, inline, took_thread, stream) = (
-            read.unit,
-            read.purpose,
-            read.inline,
-            read.inline_took_thread,
-            read.stream,
-        );
+        let ReadStatus::Running(runner) = read.status else {
+            let what = if read.status == ReadStatus::Completed {
+                "completed twice"
+            } else {
+                "completed before it was started"
+            };
+            return Err(PlanError::Contract(format!("read {} {what}", id.0)));
+        };
+        read.status = ReadStatus::Completed;
+        let purpose = read.purpose;
         let newly = read.readiness.on_complete();
         let entries: Vec<u32> = read
             .served
             .get(newly)
             .map(<[u32]>::to_vec)
             .unwrap_or_default();
-        if purpose == Purpose::Iceberg {
-            self.reads.remove(&id.0);
-            self.iceberg_running = false;
-            return Ok(());
-        }
-        self.controller
+        let (uid, stream) = match purpose {
+            Purpose::Iceberg => {
+                self.io.reads.remove(&id.0);
+                return self.iceberg_read_done();
+            }
+            Purpose::Footer { unit, stream } | Purpose::Entries { unit, stream } => (unit, stream),
+        };
+        self.io
+            .controller
             .on_complete(now, id.0, source, &mut self.events)?;
-        self.free_read_slot(id.0, uid, inline, took_thread, stream);
-        match purpose {
-            Purpose::Footer => {
-                self.reads.remove(&id.0);
-                self.with_unit(uid, |r, u| r.footer_done(u))?;
-            }
-            Purpose::Entries => {
-                self.entries_ready(uid, &entries);
-                self.maybe_forget_read(id.0)?;
-            }
-            Purpose::Iceberg => {}
+        self.free_read_slot(id.0, uid, runner, stream);
+        if let Purpose::Footer { .. } = purpose {
+            self.io.reads.remove(&id.0);
+            self.with_unit(uid, |r, u| r.footer_done(u))?;
+        } else {
+            self.entries_ready(uid, &entries);
+            self.maybe_forget_read(id.0)?;
         }
         Ok(())
     }
 
     fn on_read_failed(&mut self, id: ReadId, reason: String) -> Result<(), PlanError> {
-        let read = self.reads.get(&id.0).ok_or_else(|| {
+        let read = self.io.reads.get(&id.0).ok_or_else(|| {
             PlanError::Contract(format!("failure of read {} which is not running", id.0))
         })?;
         Err(PlanError::ReadFailed {
@@ -667,63 +813,68 @@ impl ClickHouseReader {
 
     /// Frees the IO slot (or the inline decode thread) of a finished read, and starts what
     /// waited for it.
-    fn free_read_slot(
-        &mut self,
-        id: u64,
-        uid: u32,
-        inline: bool,
-        took_thread: bool,
-        stream: usize,
-    ) {
-        if inline && self.blocked_read_done(id) {
-            // A blocked decode task ran it: its wait is counted when its bytes are all in.
-        } else if inline {
-            // The base reader's stream thread ran it (its wait is the blocked task's, if any).
-            if let Some(busy) = self.inline_by_stream.get_mut(stream) {
-                *busy = false;
+    fn free_read_slot(&mut self, id: u64, uid: u32, runner: Runner, stream: usize) {
+        match runner {
+            Runner::Inline { .. } if self.blocked_read_done(id) => {
+                // A blocked decode task ran it: its wait is counted when its bytes are all in.
             }
-            debug_assert!(self.inline_running > 0);
-            self.inline_running -= 1;
-            if took_thread {
-                debug_assert!(self.decodes_running > 0 && self.inline_threads > 0);
-                self.decodes_running -= 1;
-                self.inline_threads -= 1;
+            Runner::Inline { took_thread } => {
+                // The base reader's stream thread ran it (its wait is the blocked task's, if any).
+                self.io.set_stream_thread(stream, false);
+                debug_assert!(self.io.inline_running > 0);
+                self.io.inline_running -= 1;
+                if took_thread {
+                    debug_assert!(self.threads.decodes_running > 0 && self.threads.inline > 0);
+                    self.threads.decodes_running -= 1;
+                    self.threads.inline -= 1;
+                }
+                self.threads.scan_needed = true;
             }
-            self.decode_scan_needed = true;
-        } else if let Some(next) = self.io_pool.release() {
-            self.start_read(next, false);
+            Runner::IoPool => {
+                if let Some(next) = self.io.pool.release() {
+                    self.start_read(next, Runner::IoPool);
+                }
+            }
         }
-        let next_local = match self.open.get_mut(uid as usize).and_then(|u| u.as_mut()) {
+        let next_local = match self
+            .units
+            .open
+            .get_mut(uid as usize)
+            .and_then(|u| u.as_mut())
+        {
             Some(u) => {
-                u.reads_running = u.reads_running.saturating_sub(1);
-                u.reads_alive = u.reads_alive.saturating_sub(1);
+                debug_assert!(u.reads_running > 0 && u.reads_alive > 0);
+                u.reads_running -= 1;
+                u.reads_alive -= 1;
                 u.local_waiting.pop_front()
             }
             None => None,
         };
         if let Some(next) = next_local {
-            self.local_queued = self.local_queued.saturating_sub(1);
+            debug_assert!(self.io.local_queued > 0);
+            self.io.local_queued -= 1;
             self.submit_read(uid, next);
         }
         self.maybe_close(uid);
     }
 
     fn on_decode_completed(&mut self, id: DecodeId) -> Result<(), PlanError> {
-        let d = self.decodes.remove(&id.0).ok_or_else(|| {
+        let d = self.threads.decodes.remove(&id.0).ok_or_else(|| {
             PlanError::Contract(format!(
                 "completion of decode {} which is not running",
                 id.0
             ))
         })?;
-        self.decodes_running = self.decodes_running.saturating_sub(1);
-        if let Some(n) = self.decoding_by_unit.get_mut(&d.unit) {
+        debug_assert!(self.threads.decodes_running > 0);
+        self.threads.decodes_running -= 1;
+        if let Some(n) = self.threads.decoding_by_unit.get_mut(&d.unit) {
             debug_assert!(*n > 0);
             *n -= 1;
             if *n == 0 {
-                self.decoding_by_unit.remove(&d.unit);
+                self.threads.decoding_by_unit.remove(&d.unit);
             }
         }
-        self.decode_scan_needed = true;
+        self.threads.scan_needed = true;
         self.with_unit(d.unit, |r, u| r.decode_done(u, d.step, d.charge))
     }
 
@@ -737,7 +888,7 @@ impl ClickHouseReader {
         if let Some(c) = charge {
             self.release_charge(c)?;
         }
-        self.decode_scan_needed = true;
+        self.threads.scan_needed = true;
         Ok(())
     }
 
@@ -772,8 +923,8 @@ impl ClickHouseReader {
         }
         if !self.started {
             self.started = true;
-            for _round in 0..=self.prefetch_ahead {
-                for s in 0..self.streams.len() {
+            for _round in 0..=self.cfg.prefetch_ahead {
+                for s in 0..self.units.streams.len() {
                     self.open_next_unit(s)?;
                 }
             }
@@ -782,25 +933,26 @@ impl ClickHouseReader {
             if self.memory_freed {
                 // Units whose next step memory refused may go on now.
                 self.memory_freed = false;
-                self.decode_scan_needed = true;
-                let blocked = std::mem::take(&mut self.memory_blocked);
-                self.dirty.extend(blocked);
-                let parked = std::mem::take(&mut self.parked);
-                self.eligible.extend(parked);
+                self.threads.scan_needed = true;
+                let blocked = std::mem::take(&mut self.units.memory_blocked);
+                self.units.dirty.extend(blocked);
+                let parked = std::mem::take(&mut self.units.parked);
+                self.units.eligible.extend(parked);
             }
             let mut progressed = false;
-            while let Some((uid, first)) = self.eligible.first().copied() {
+            while let Some((uid, first)) = self.units.eligible.first().copied() {
                 // One batch per unit: every eligible step of that unit coalesces together.
                 let batch: Vec<u32> = self
+                    .units
                     .eligible
                     .iter()
                     .filter(|(u, _)| *u == uid)
                     .map(|(_, s)| *s)
                     .collect();
-                self.eligible.retain(|(u, _)| *u != uid);
+                self.units.eligible.retain(|(u, _)| *u != uid);
                 let _ = first;
                 self.with_unit(uid, |r, u| {
-                    let batch = if r.stage_driven {
+                    let batch = if r.cfg.stage_driven {
                         r.admit_stage_driven(u, batch)?
                     } else {
                         batch
@@ -809,11 +961,11 @@ impl ClickHouseReader {
                 })?;
                 progressed = true;
             }
-            while let Some(uid) = self.dirty.pop_first() {
+            while let Some(uid) = self.units.dirty.pop_first() {
                 self.with_unit(uid, |r, u| r.advance_cursor(u, cache))?;
                 progressed = true;
             }
-            if self.planned {
+            if self.cfg.planned {
                 progressed |= self.issue_from_queues()?;
             }
             progressed |= self.run_blocked_tasks()?;
@@ -827,40 +979,39 @@ impl ClickHouseReader {
 
     /// Runs the Iceberg metadata phase; true once it is over.
     fn iceberg_phase(&mut self) -> bool {
-        if self.iceberg_running {
-            return false;
-        }
-        let Some((object, bytes)) = self.iceberg_reads.pop_front() else {
+        let IcebergPhase::Reading { queue, running } = &mut self.iceberg else {
             return true;
         };
+        if *running {
+            return false;
+        }
+        let Some((object, bytes)) = queue.pop_front() else {
+            self.iceberg = IcebergPhase::Done;
+            return true;
+        };
+        *running = true;
         let id = self.next_id;
         self.next_id += 1;
         let range = ByteRange::new(0, bytes);
-        let readiness = TaskReadiness::new(bytes, Vec::new(), false);
-        let Ok(readiness) = readiness else {
-            return false;
+        let readiness = match TaskReadiness::new(bytes, Vec::new(), false) {
+            Ok(r) => r,
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
         };
-        self.reads.insert(
-            id,
-            ReadState {
-                unit: u32::MAX,
-                purpose: Purpose::Iceberg,
-                object,
-                range,
-                kind: ReadKind::IcebergMetadata,
-                readiness,
-                served: Vec::new(),
-                unconsumed: 0,
-                charge: None,
-                issued: true,
-                started_ns: Some(self.now_ns),
-                inline: false,
-                inline_took_thread: false,
-                stream: usize::MAX,
-                completed: false,
-            },
-        );
-        self.iceberg_running = true;
+        let read = ReadState {
+            purpose: Purpose::Iceberg,
+            status: ReadStatus::Running(Runner::IoPool),
+            object,
+            range,
+            kind: ReadKind::IcebergMetadata,
+            readiness,
+            served: Vec::new(),
+            unconsumed: 0,
+            charge: None,
+        };
+        self.io.reads.insert(id, read);
         self.out.push_back(Action::Read(ReadRequest {
             id: ReadId(id),
             object,
@@ -869,6 +1020,22 @@ impl ClickHouseReader {
             inline: false,
         }));
         false
+    }
+
+    /// The Iceberg phase's running read completed: the next one may go.
+    fn iceberg_read_done(&mut self) -> Result<(), PlanError> {
+        match &mut self.iceberg {
+            IcebergPhase::Reading { queue, running } if *running => {
+                *running = false;
+                if queue.is_empty() {
+                    self.iceberg = IcebergPhase::Done;
+                }
+                Ok(())
+            }
+            _ => Err(PlanError::Contract(
+                "an Iceberg metadata read completed while none was running".to_string(),
+            )),
+        }
     }
 
     /// Takes unit `uid` out of the table for `f`, then puts it back (or drops it when done
@@ -881,11 +1048,11 @@ impl ClickHouseReader {
     where
         R: Default,
     {
-        let Some(mut u) = self.open.get_mut(uid as usize).and_then(Option::take) else {
+        let Some(mut u) = self.units.open.get_mut(uid as usize).and_then(Option::take) else {
             return Ok(R::default());
         };
         let r = f(self, &mut u);
-        if let Some(slot) = self.open.get_mut(uid as usize) {
+        if let Some(slot) = self.units.open.get_mut(uid as usize) {
             *slot = Some(u);
         }
         self.maybe_close(uid);
@@ -893,7 +1060,7 @@ impl ClickHouseReader {
     }
 
     fn maybe_close(&mut self, uid: u32) {
-        if let Some(slot) = self.open.get_mut(uid as usize) {
+        if let Some(slot) = self.units.open.get_mut(uid as usize) {
             if slot
                 .as_ref()
                 .is_some_and(|u| u.phase == Phase::Done && u.reads_alive == 0)

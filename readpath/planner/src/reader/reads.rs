@@ -59,14 +59,11 @@ impl ClickHouseReader {
                     len: s.len,
                 })
                 .collect();
-            let id = self.new_read(
-                u,
-                Purpose::Entries,
-                task.range,
-                kind,
-                subranges,
-                entries.clone(),
-            )?;
+            let purpose = Purpose::Entries {
+                unit: u.id,
+                stream: u.stream,
+            };
+            let id = self.new_read(u, purpose, task.range, kind, subranges, entries.clone())?;
             let mut distinct = entries.clone();
             distinct.sort_unstable();
             distinct.dedup();
@@ -88,10 +85,10 @@ impl ClickHouseReader {
                     None => debug_assert!(false, "entry {e} outside the file's plan"),
                 }
             }
-            if let Some(r) = self.reads.get_mut(&id) {
+            if let Some(r) = self.io.reads.get_mut(&id) {
                 r.unconsumed = distinct.len() as u32;
             }
-            if self.planned {
+            if self.cfg.planned {
                 // The earliest (row group, subgroup) served: a read the first incomplete row
                 // group's current subgroup waits for must be recognised as privileged.
                 let (rg, subgroup) = entries
@@ -108,7 +105,7 @@ impl ClickHouseReader {
                     subgroup,
                 };
                 u.queue.push(planned, &mut self.events);
-                self.planned_queued += 1;
+                self.io.planned_queued += 1;
             } else {
                 self.submit_read_of(u, id);
             }
@@ -127,12 +124,12 @@ impl ClickHouseReader {
     ) -> Result<u64, PlanError> {
         let id = self.next_id;
         self.next_id += 1;
-        let readiness = TaskReadiness::new(range.len(), subranges, self.partial_readiness)?;
-        self.reads.insert(
+        let readiness = TaskReadiness::new(range.len(), subranges, self.cfg.partial_readiness)?;
+        self.io.reads.insert(
             id,
             ReadState {
-                unit: u.id,
                 purpose,
+                status: ReadStatus::Created,
                 object: Object::Data(u.file),
                 range,
                 kind,
@@ -140,12 +137,6 @@ impl ClickHouseReader {
                 served,
                 unconsumed: 0,
                 charge: None,
-                issued: false,
-                started_ns: None,
-                inline: false,
-                inline_took_thread: false,
-                stream: u.stream,
-                completed: false,
             },
         );
         u.reads_alive += 1;
@@ -156,14 +147,14 @@ impl ClickHouseReader {
     pub(super) fn submit_read_of(&mut self, u: &mut OpenUnit, id: u64) {
         // The redesign's stages hand their reads to the shared IO pool (R6), as the planning
         // queue does: the per-file limit of the base chain does not apply.
-        let limit = if self.stage_driven {
+        let limit = if self.cfg.stage_driven {
             0
         } else {
             self.strategy.max_concurrent_reads_per_file
         };
         if limit > 0 && u.reads_running >= limit {
             u.local_waiting.push_back(id);
-            self.local_queued += 1;
+            self.io.local_queued += 1;
             return;
         }
         u.reads_running += 1;
@@ -172,10 +163,10 @@ impl ClickHouseReader {
 
     /// Same as [`Self::submit_read_of`] for a unit that is not taken out.
     pub(super) fn submit_read(&mut self, uid: u32, id: u64) {
-        match self.open.get_mut(uid as usize).and_then(Option::take) {
+        match self.units.open.get_mut(uid as usize).and_then(Option::take) {
             Some(mut u) => {
                 self.submit_read_of(&mut u, id);
-                if let Some(slot) = self.open.get_mut(uid as usize) {
+                if let Some(slot) = self.units.open.get_mut(uid as usize) {
                     *slot = Some(u);
                 }
             }
@@ -185,13 +176,18 @@ impl ClickHouseReader {
     }
 
     pub(super) fn submit_to_pool(&mut self, id: u64) {
-        let Some(read) = self.reads.get_mut(&id) else {
+        let Some(read) = self.io.reads.get_mut(&id) else {
             return;
         };
-        if !read.issued {
-            read.issued = true;
+        debug_assert!(matches!(
+            read.status,
+            ReadStatus::Created | ReadStatus::Issued
+        ));
+        if read.status == ReadStatus::Created {
+            read.status = ReadStatus::Issued;
             let bytes = read.range.len();
             if let Err(e) = self
+                .io
                 .controller
                 .on_issue(self.now_ns, id, bytes, &mut self.events)
             {
@@ -199,61 +195,62 @@ impl ClickHouseReader {
                 return;
             }
         }
-        let (stream, uid) = (read.stream, read.unit);
-        let may_inline = self.inline_reads
-            || (self.inline_footer_reads && matches!(read.purpose, Purpose::Footer));
-        match self.io_pool.submit(id) {
-            Slot::Started => self.start_read(id, false),
-            Slot::Queued => {
-                // The unit's blocked decode task runs it on the thread it holds; otherwise
-                // (an index stage's read) it takes a free parsing thread.
-                let by_blocked = self.blocked.range((uid, 0)..(uid + 1, 0)).next().is_some();
-                if may_inline
-                    && (by_blocked || self.parsing_threads_held() < self.max_parsing_threads)
-                    && self.stream_thread_free(stream)
-                    && self.io_pool.take_waiting(id)
-                {
-                    self.take_stream_thread(stream);
-                    if !by_blocked {
-                        self.decodes_running += 1;
-                        self.inline_threads += 1;
-                    }
-                    if let Some(r) = self.reads.get_mut(&id) {
-                        r.inline_took_thread = !by_blocked;
-                    }
-                    self.inline_running += 1;
-                    self.start_read(id, true);
-                }
-            }
+        let purpose = read.purpose;
+        match self.io.pool.submit(id) {
+            Slot::Started => self.start_read(id, Runner::IoPool),
+            Slot::Queued => self.maybe_run_inline(id, purpose),
         }
     }
 
-    /// Whether `stream`'s thread can run a queued read inline (it runs one at a time).
-    fn stream_thread_free(&self, stream: usize) -> bool {
-        !self.inline_by_stream.get(stream).copied().unwrap_or(false)
-    }
-
-    fn take_stream_thread(&mut self, stream: usize) {
-        if let Some(busy) = self.inline_by_stream.get_mut(stream) {
-            *busy = true;
-        }
-    }
-
-    pub(super) fn start_read(&mut self, id: u64, inline: bool) {
-        let now = self.now_ns;
-        let Some(read) = self.reads.get_mut(&id) else {
+    /// A read queued in the IO pool: the unit's blocked decode task runs it on the thread it
+    /// holds; otherwise (an index stage's read, or the base reader) the stream's thread takes a
+    /// free parsing thread and runs it.
+    fn maybe_run_inline(&mut self, id: u64, purpose: Purpose) {
+        let (Some(uid), Some(stream)) = (purpose.unit(), purpose.stream()) else {
             return;
         };
-        read.inline = inline;
-        read.started_ns = Some(now);
+        let may_inline = self.cfg.inline_reads
+            || (self.cfg.inline_footer_reads && matches!(purpose, Purpose::Footer { .. }));
+        let by_blocked = self.threads.blocked_of(uid).next().is_some();
+        if may_inline
+            && (by_blocked || self.threads.held() < self.cfg.max_parsing_threads)
+            && self.io.stream_thread_free(stream)
+            && self.io.pool.take_waiting(id)
+        {
+            self.io.set_stream_thread(stream, true);
+            if !by_blocked {
+                self.threads.decodes_running += 1;
+                self.threads.inline += 1;
+            }
+            self.io.inline_running += 1;
+            self.start_read(
+                id,
+                Runner::Inline {
+                    took_thread: !by_blocked,
+                },
+            );
+        }
+    }
+
+    pub(super) fn start_read(&mut self, id: u64, runner: Runner) {
+        let now = self.now_ns;
+        let Some(read) = self.io.reads.get_mut(&id) else {
+            return;
+        };
+        debug_assert_eq!(
+            read.status,
+            ReadStatus::Issued,
+            "read {id} starts once, after issue"
+        );
+        read.status = ReadStatus::Running(runner);
         let request = ReadRequest {
             id: ReadId(id),
             object: read.object,
             range: read.range,
             kind: read.kind,
-            inline,
+            inline: matches!(runner, Runner::Inline { .. }),
         };
-        if let Err(e) = self.controller.on_start(now, id) {
+        if let Err(e) = self.io.controller.on_start(now, id) {
             self.fail(e);
             return;
         }
@@ -266,19 +263,19 @@ impl ClickHouseReader {
     /// (`docs/readpath.md`, "What the code says").
     pub(super) fn issue_from_queues(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
-        let ids: Vec<u32> = self.open_ids.iter().copied().collect();
+        let ids: Vec<u32> = self.units.open_ids.iter().copied().collect();
         for uid in ids {
             let issued = self.with_unit(uid, |r, u| {
                 let mut n = 0u32;
                 loop {
                     let context = AdmissionContext {
-                        running_tasks: r.decodes_running,
+                        running_tasks: r.threads.decodes_running,
                         privileged: Self::privileged(u),
                     };
                     let polled = u.queue.poll(
                         r.now_ns,
                         &context,
-                        &mut r.controller,
+                        &mut r.io.controller,
                         &mut r.memory,
                         &mut r.events,
                     )?;
@@ -300,18 +297,21 @@ impl ClickHouseReader {
         u: &mut OpenUnit,
         issued: readahead::Issued,
     ) -> Result<(), PlanError> {
-        self.planned_queued = self.planned_queued.saturating_sub(1);
+        debug_assert!(self.io.planned_queued > 0);
+        self.io.planned_queued -= 1;
         let id = issued.read.read_id;
-        match self.reads.get_mut(&id) {
+        match self.io.reads.get_mut(&id) {
             Some(read) => {
-                read.issued = true;
+                debug_assert_eq!(read.status, ReadStatus::Created);
+                debug_assert!(read.charge.is_none());
+                read.status = ReadStatus::Issued;
                 read.charge = Some(issued.charge);
             }
             None => self.release_charge(issued.charge)?,
         }
         u.reads_running += 1;
-        if self.io_pool.submit(id) == Slot::Started {
-            self.start_read(id, false);
+        if self.io.pool.submit(id) == Slot::Started {
+            self.start_read(id, Runner::IoPool);
         }
         Ok(())
     }

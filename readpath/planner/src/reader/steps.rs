@@ -36,7 +36,7 @@ impl ClickHouseReader {
                 stream: u.stream,
                 class: step_class(plan_step.kind),
                 bytes: plan_step.compressed_bytes,
-                running_tasks: self.decodes_running,
+                running_tasks: self.threads.decodes_running,
                 privileged: Self::is_privileged(u, s),
             };
             match self.memory.try_charge(request)? {
@@ -47,7 +47,7 @@ impl ClickHouseReader {
                     }
                     admitted.push(s);
                 }
-                Admission::Refused(_) => self.parked.push((u.id, s)),
+                Admission::Refused(_) => self.units.parked.push((u.id, s)),
             }
         }
         Ok(admitted)
@@ -79,7 +79,7 @@ impl ClickHouseReader {
             if state.status != StepStatus::Eligible {
                 break;
             }
-            if self.serial && u.started_not_ready > 0 {
+            if self.cfg.serial && u.started_not_ready > 0 {
                 break;
             }
             let window = self.strategy.row_groups_ahead as usize;
@@ -100,7 +100,7 @@ impl ClickHouseReader {
                 stream: u.stream,
                 class: step_class(plan_step.kind),
                 bytes,
-                running_tasks: self.decodes_running,
+                running_tasks: self.threads.decodes_running,
                 privileged: Self::is_privileged(u, s),
             };
             match self.memory.try_charge(request)? {
@@ -110,7 +110,7 @@ impl ClickHouseReader {
                     }
                 }
                 Admission::Refused(_) => {
-                    self.memory_blocked.insert(u.id);
+                    self.units.memory_blocked.insert(u.id);
                     break;
                 }
             }
@@ -180,7 +180,7 @@ impl ClickHouseReader {
                 ready_now.push(s);
             }
         }
-        if self.stage_driven {
+        if self.cfg.stage_driven {
             self.whole_short_chunks(u, &mut to_read, &mut owner);
         }
         to_read.sort_unstable();
@@ -247,7 +247,7 @@ impl ClickHouseReader {
                 let Some(p) = u.entry_pieces.get_mut(ei) else {
                     continue;
                 };
-                *p = p.saturating_sub(1);
+                decrement(p);
                 if *p > 0 {
                     continue;
                 }
@@ -258,7 +258,7 @@ impl ClickHouseReader {
                     let Some(state) = u.steps.get_mut(s as usize) else {
                         continue;
                     };
-                    state.pending = state.pending.saturating_sub(1);
+                    decrement(&mut state.pending);
                     if state.pending == 0 && state.status == StepStatus::Started {
                         r.step_ready(u, s)?;
                     }
@@ -273,9 +273,9 @@ impl ClickHouseReader {
 
     pub(super) fn step_ready(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {
         self.unblock(u.id, s);
-        u.started_not_ready = u.started_not_ready.saturating_sub(1);
-        if self.serial {
-            self.dirty.insert(u.id);
+        decrement(&mut u.started_not_ready);
+        if self.cfg.serial {
+            self.units.dirty.insert(u.id);
         }
         let Some(plan_step) = u.plan.steps.get(s as usize) else {
             return Ok(());
@@ -288,12 +288,12 @@ impl ClickHouseReader {
         if let Some(st) = u.steps.get_mut(s as usize) {
             st.status = StepStatus::Decoding;
         }
-        let cap = self.parallel_subgroups;
+        let cap = self.cfg.parallel_subgroups;
         if let Some(r) = u.rgs.get_mut(rg) {
             if r.active_decodes < cap {
                 r.active_decodes += 1;
-                self.decode_queue.push_back((u.id, s));
-                self.decode_scan_needed = true;
+                self.threads.decode_queue.push_back((u.id, s));
+                self.threads.scan_needed = true;
             } else {
                 r.pending_decodes.push_back(s);
             }
@@ -312,7 +312,7 @@ impl ClickHouseReader {
             let Some(n) = u.entry_consumers.get_mut(e as usize) else {
                 continue;
             };
-            *n = n.saturating_sub(1);
+            decrement(n);
             if *n > 0 {
                 continue;
             }
@@ -325,8 +325,8 @@ impl ClickHouseReader {
                 .collect();
             ids.extend(u.extra_reads.remove(&e).unwrap_or_default());
             for id in ids {
-                if let Some(r) = self.reads.get_mut(&id) {
-                    r.unconsumed = r.unconsumed.saturating_sub(1);
+                if let Some(r) = self.io.reads.get_mut(&id) {
+                    decrement(&mut r.unconsumed);
                 }
                 self.maybe_forget_read(id)?;
             }
@@ -337,15 +337,14 @@ impl ClickHouseReader {
     /// Drops a read's state once it completed and every entry it served was consumed,
     /// releasing its memory charge.
     pub(super) fn maybe_forget_read(&mut self, id: u64) -> Result<(), PlanError> {
-        let done = self
-            .reads
-            .get(&id)
-            .is_some_and(|r| r.completed && (r.unconsumed == 0 || r.charge.is_none()));
+        let done = self.io.reads.get(&id).is_some_and(|r| {
+            r.status == ReadStatus::Completed && (r.unconsumed == 0 || r.charge.is_none())
+        });
         if done {
-            if let Some(r) = self.reads.remove(&id) {
+            if let Some(r) = self.io.reads.remove(&id) {
                 if let Some(c) = r.charge {
                     self.release_charge(c)?;
-                    self.decode_scan_needed = true;
+                    self.threads.scan_needed = true;
                 }
             }
         }
@@ -365,7 +364,7 @@ impl ClickHouseReader {
         self.unblock(u.id, s);
         if let Some(c) = charge {
             self.release_charge(c)?;
-            self.decode_scan_needed = true;
+            self.threads.scan_needed = true;
         }
         self.consume_entries(u, s)?;
         let Some(plan_step) = u.plan.steps.get(s as usize) else {
@@ -378,7 +377,7 @@ impl ClickHouseReader {
         };
         let drop_now = rg_plan.bloom_decision_step == Some(s) && rg_plan.dropped_by_bloom;
         if let Some(r) = u.rgs.get_mut(rg) {
-            r.open_steps = r.open_steps.saturating_sub(1);
+            decrement(&mut r.open_steps);
             if ends_subgroup {
                 r.subgroups_done += 1;
             }
@@ -391,23 +390,23 @@ impl ClickHouseReader {
                 let Some(st) = u.steps.get_mut(d as usize) else {
                     continue;
                 };
-                st.unmet = st.unmet.saturating_sub(1);
+                decrement(&mut st.unmet);
                 if st.unmet == 0 && st.status == StepStatus::Waiting && !dropped {
                     st.status = StepStatus::Eligible;
-                    if self.eligible_driven {
+                    if self.cfg.eligible_driven {
                         let is_page = u
                             .plan
                             .steps
                             .get(d as usize)
                             .is_some_and(|p| p.kind.decodes());
                         if u.current || !is_page {
-                            self.eligible.push((u.id, d));
+                            self.units.eligible.push((u.id, d));
                         }
                     }
                 }
             }
-            if !self.eligible_driven {
-                self.dirty.insert(u.id);
+            if !self.cfg.eligible_driven {
+                self.units.dirty.insert(u.id);
             }
         }
         if u.rgs
@@ -440,12 +439,12 @@ impl ClickHouseReader {
                 }
                 self.consume_entries(u, s)?;
                 if let Some(r) = u.rgs.get_mut(rg) {
-                    r.open_steps = r.open_steps.saturating_sub(1);
+                    decrement(&mut r.open_steps);
                 }
             }
         }
-        if !self.eligible_driven {
-            self.dirty.insert(u.id);
+        if !self.cfg.eligible_driven {
+            self.units.dirty.insert(u.id);
         }
         Ok(())
     }
@@ -462,8 +461,8 @@ impl ClickHouseReader {
         while u.rgs.get(u.first_incomplete).is_some_and(|r| r.complete) {
             u.first_incomplete += 1;
         }
-        if !self.eligible_driven {
-            self.dirty.insert(u.id);
+        if !self.cfg.eligible_driven {
+            self.units.dirty.insert(u.id);
         }
         if u.rgs_done == u.rgs.len() {
             self.unit_done(u)?;

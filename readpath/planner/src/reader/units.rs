@@ -5,11 +5,11 @@ use super::*;
 
 impl ClickHouseReader {
     pub(super) fn open_next_unit(&mut self, stream: usize) -> Result<(), PlanError> {
-        let Some(unit) = self.units.get(self.next_unit).cloned() else {
+        let Some(unit) = self.units.list.get(self.units.next).cloned() else {
             return Ok(());
         };
-        let uid = self.next_unit as u32;
-        self.next_unit += 1;
+        let uid = self.units.next as u32;
+        self.units.next += 1;
         let Some(file) = self.table.files.get(unit.file as usize) else {
             return Err(PlanError::Query(format!(
                 "file {} does not exist",
@@ -19,7 +19,7 @@ impl ClickHouseReader {
         let input = PlanInput {
             file_index: unit.file,
             row_groups: unit.row_groups.clone(),
-            main_columns: &self.main_columns,
+            main_columns: &self.cfg.main_columns,
             prewhere_columns: &self.query.prewhere_columns,
             column_index_columns: &self.query.column_index_columns,
             bloom_columns: &self.query.bloom_columns,
@@ -31,9 +31,9 @@ impl ClickHouseReader {
             bloom_drop_fraction: self.query.bloom_drop_fraction,
             seed: self.query.seed,
             use_offset_index: self.strategy.use_offset_index,
-            subgroups: self.subgroups,
-            planned: self.planned,
-            sequential_subgroups: self.stage_driven,
+            subgroups: self.cfg.subgroups,
+            planned: self.cfg.planned,
+            sequential_subgroups: self.cfg.stage_driven,
         };
         let plan = plan_file(file, &input);
         if self.record_needed {
@@ -49,7 +49,7 @@ impl ClickHouseReader {
                 unit.file,
                 unit.query_pos,
                 &plan,
-                &self.part_columns,
+                &self.cfg.part_columns,
                 self.strategy.use_offset_index,
                 &mut self.needed,
             );
@@ -101,7 +101,7 @@ impl ClickHouseReader {
                 ..RgState::default()
             })
             .collect();
-        let lazy = if self.lazy && n_entries > 0 {
+        let lazy = if self.cfg.lazy && n_entries > 0 {
             let needed: Vec<NeededRange> = plan
                 .entries
                 .iter()
@@ -122,7 +122,7 @@ impl ClickHouseReader {
         } else {
             None
         };
-        let current = self.streams.get(stream).is_some_and(|s| s.is_empty());
+        let current = self.units.streams.get(stream).is_some_and(|s| s.is_empty());
         let u = OpenUnit {
             id: uid,
             file: unit.file,
@@ -152,11 +152,11 @@ impl ClickHouseReader {
             groups: None,
             plan,
         };
-        if let Some(s) = self.streams.get_mut(stream) {
+        if let Some(s) = self.units.streams.get_mut(stream) {
             s.push_back(uid);
         }
-        self.open_ids.insert(uid);
-        if let Some(slot) = self.open.get_mut(uid as usize) {
+        self.units.open_ids.insert(uid);
+        if let Some(slot) = self.units.open.get_mut(uid as usize) {
             *slot = Some(Box::new(u));
         }
         self.with_unit(uid, |r, u| r.next_footer_read(u))
@@ -167,7 +167,10 @@ impl ClickHouseReader {
             Some(range) => {
                 let id = self.new_read(
                     u,
-                    Purpose::Footer,
+                    Purpose::Footer {
+                        unit: u.id,
+                        stream: u.stream,
+                    },
                     range,
                     ReadKind::Footer,
                     Vec::new(),
@@ -201,16 +204,16 @@ impl ClickHouseReader {
         for (i, st) in u.steps.iter_mut().enumerate() {
             if st.unmet == 0 && st.status == StepStatus::Waiting {
                 st.status = StepStatus::Eligible;
-                if self.eligible_driven {
+                if self.cfg.eligible_driven {
                     let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
                     if u.current || !is_page {
-                        self.eligible.push((u.id, i as u32));
+                        self.units.eligible.push((u.id, i as u32));
                     }
                 }
             }
         }
-        if !self.eligible_driven {
-            self.dirty.insert(u.id);
+        if !self.cfg.eligible_driven {
+            self.units.dirty.insert(u.id);
         }
         // Row groups with no step at all are complete now.
         for rg in 0..u.rgs.len() {
@@ -232,21 +235,27 @@ impl ClickHouseReader {
             return Ok(());
         }
         u.phase = Phase::Done;
-        self.units_done += 1;
-        self.open_ids.remove(&u.id);
+        self.units.done += 1;
+        self.units.open_ids.remove(&u.id);
         // Reads still queued serve nothing any more.
         while let Some(id) = u.local_waiting.pop_front() {
-            self.local_queued = self.local_queued.saturating_sub(1);
-            self.reads.remove(&id);
-            u.reads_alive = u.reads_alive.saturating_sub(1);
+            decrement(&mut self.io.local_queued);
+            self.io.reads.remove(&id);
+            decrement(&mut u.reads_alive);
         }
         let stream = u.stream;
-        let was_front = self.streams.get(stream).and_then(|s| s.front()).copied() == Some(u.id);
-        if let Some(s) = self.streams.get_mut(stream) {
+        let was_front = self
+            .units
+            .streams
+            .get(stream)
+            .and_then(|s| s.front())
+            .copied()
+            == Some(u.id);
+        if let Some(s) = self.units.streams.get_mut(stream) {
             s.retain(|&x| x != u.id);
         }
         if was_front {
-            if let Some(&next) = self.streams.get(stream).and_then(|s| s.front()) {
+            if let Some(&next) = self.units.streams.get(stream).and_then(|s| s.front()) {
                 self.make_current(next);
             }
         }
@@ -255,22 +264,27 @@ impl ClickHouseReader {
     }
 
     pub(super) fn make_current(&mut self, uid: u32) {
-        let Some(u) = self.open.get_mut(uid as usize).and_then(|u| u.as_mut()) else {
+        let Some(u) = self
+            .units
+            .open
+            .get_mut(uid as usize)
+            .and_then(|u| u.as_mut())
+        else {
             return;
         };
         if u.current {
             return;
         }
         u.current = true;
-        if self.eligible_driven {
+        if self.cfg.eligible_driven {
             for (i, st) in u.steps.iter().enumerate() {
                 let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
                 if is_page && st.status == StepStatus::Eligible {
-                    self.eligible.push((uid, i as u32));
+                    self.units.eligible.push((uid, i as u32));
                 }
             }
         } else {
-            self.dirty.insert(uid);
+            self.units.dirty.insert(uid);
         }
     }
 }

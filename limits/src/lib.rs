@@ -139,3 +139,72 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_STAT_VALUE_BYTES", MAX_STAT_VALUE_BYTES as u64),
     ("MAX_PREDICATE_BYTES", MAX_PREDICATE_BYTES as u64),
 ];
+
+/// `value` as the narrower integer type `U`, for a value a bound of this crate already keeps in
+/// range: an index into a validated table, a count of what a validated layout holds, a size below
+/// [`MAX_OBJECT_BYTES`]. A value out of range is a broken invariant of the caller, not bad input,
+/// so it panics naming the value and the type, where a bare `as` would wrap without a word.
+#[track_caller]
+pub fn narrow<T, U>(value: T) -> U
+where
+    T: Copy + std::fmt::Display,
+    U: TryFrom<T>,
+{
+    match U::try_from(value) {
+        Ok(narrowed) => narrowed,
+        Err(_) => panic!(
+            "{value} does not fit in {}: a bound should have refused it where it entered",
+            std::any::type_name::<U>()
+        ),
+    }
+}
+
+/// A count or index held in a `usize` (a `Vec`'s length, a position in it) as a `u32`, for the
+/// vectors a validated table bounds; see [`narrow`].
+#[track_caller]
+pub fn u32_of(n: usize) -> u32 {
+    narrow(n)
+}
+
+/// A count or offset held in a `u64` as a `usize` index, for values already checked against a
+/// buffer's length or a bound of this crate; see [`narrow`].
+#[track_caller]
+pub fn usize_of(n: u64) -> usize {
+    narrow(n)
+}
+
+/// `x` rounded toward zero as a `u64`, saturating: NaN and negative values give 0, values above
+/// `u64::MAX` give `u64::MAX` (what Rust's float-to-integer `as` is defined to do; named here so
+/// a reader of the call sees that the clamp is meant).
+pub fn saturating_u64(x: f64) -> u64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let clamped = x as u64;
+    clamped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrow_keeps_values_in_range() {
+        let n: u32 = narrow(7usize);
+        assert_eq!(n, 7);
+        let m: u8 = narrow(255u64);
+        assert_eq!(m, 255);
+    }
+
+    #[test]
+    #[should_panic(expected = "does not fit in u32")]
+    fn narrow_refuses_values_out_of_range() {
+        let _: u32 = narrow(u64::from(u32::MAX) + 1);
+    }
+
+    #[test]
+    fn saturating_u64_clamps() {
+        assert_eq!(saturating_u64(f64::NAN), 0);
+        assert_eq!(saturating_u64(-3.0), 0);
+        assert_eq!(saturating_u64(2.9), 2);
+        assert_eq!(saturating_u64(1e30), u64::MAX);
+    }
+}

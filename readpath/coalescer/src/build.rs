@@ -2,6 +2,7 @@
 //! bookkeeping of where each needed piece sits inside its task.
 
 use layout::ByteRange;
+use limits::u32_of;
 
 use crate::types::{NeededRange, ReadTask, Served};
 
@@ -79,7 +80,7 @@ pub(crate) fn whole_task(needed: &[NeededRange], first: usize, last: usize) -> R
         .enumerate()
         .map(|(k, n)| Served {
             // `first + k` fits a u32: inputs are checked to have at most u32::MAX ranges.
-            needed: (first + k) as u32,
+            needed: u32_of(first + k),
             needed_offset: 0,
             task_offset: n.range.start - start,
             len: n.range.len(),
@@ -113,7 +114,7 @@ pub(crate) fn split_tasks(
             let hi = r.end.min(piece.end);
             if lo < hi {
                 serves.push(Served {
-                    needed: j as u32,
+                    needed: u32_of(j),
                     needed_offset: lo - r.start,
                     task_offset: lo - piece.start,
                     len: hi - lo,

@@ -1,6 +1,7 @@
 //! Settings derived from network figures, as the peers derive them.
 
 use crate::error::CoalesceError;
+use limits::saturating_u64;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -56,9 +57,10 @@ pub fn try_arrow_cpp_from_network_metrics(
         });
     }
     let f = ARROW_IDEAL_BANDWIDTH_UTILIZATION;
-    // `as u64` saturates, so an absurdly large product cannot wrap.
-    let hole = (first_byte_ns as f64 / 1e9 * bandwidth_bytes_per_s).round() as u64;
-    let range = ((hole as f64 * f / (1.0 - f)).round() as u64).min(ARROW_MAX_IDEAL_REQUEST_BYTES);
+    // Saturating, so an absurdly large product cannot wrap.
+    let hole = saturating_u64((first_byte_ns as f64 / 1e9 * bandwidth_bytes_per_s).round());
+    let range =
+        saturating_u64((hole as f64 * f / (1.0 - f)).round()).min(ARROW_MAX_IDEAL_REQUEST_BYTES);
     Ok((hole, range))
 }
 
@@ -75,7 +77,7 @@ pub fn try_duckdb_fitted_gap(
     bandwidth_bytes_per_s: f64,
 ) -> Result<u64, CoalesceError> {
     check_bandwidth("duckdb", bandwidth_bytes_per_s)?;
-    let gap = (latency_ns as f64 / 1e9 * bandwidth_bytes_per_s).round() as u64;
+    let gap = saturating_u64((latency_ns as f64 / 1e9 * bandwidth_bytes_per_s).round());
     Ok(gap.clamp(DUCKDB_MIN_GAP_BYTES, DUCKDB_MAX_GAP_BYTES))
 }
 

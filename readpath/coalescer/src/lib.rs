@@ -29,6 +29,10 @@
 //! assert_eq!((tasks[1].serves[0].needed, tasks[1].serves[0].task_offset), (1, 0));
 //! # Ok::<(), coalescer::CoalesceError>(())
 //! ```
+// Casts that could truncate are checked (`limits::narrow`) or say why they cannot.
+#![warn(clippy::cast_possible_truncation)]
+// Tests build their fixtures with plain casts; the library target above is what is checked.
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
 
 mod build;
 mod coalesce;

@@ -33,6 +33,8 @@
 //! and where; it never panics. The format is lossless for any table whose ranges do not
 //! overflow `u64` (see [`FormatError::Overflow`]); it does not run [`Table::validate`].
 
+use limits::{u32_of, usize_of};
+
 use crate::{
     Codec, ColumnChunk, FileLayout, IcebergMetadata, MinMax, PageLocation, Provenance, RowGroup,
     Schema, StatValue, Table, TimeUnit, NO_BLOOM_FILTER,
@@ -361,10 +363,10 @@ impl Encoder {
     fn u(&mut self, s: S, mut v: u64) {
         let buf = &mut self.streams[s as usize];
         while v >= 0x80 {
-            buf.push((v as u8) | 0x80);
+            buf.push(v.to_le_bytes()[0] | 0x80);
             v >>= 7;
         }
-        buf.push(v as u8);
+        buf.push(v.to_le_bytes()[0]);
     }
     fn r(&mut self, s: S, value: u64, predicted: u64) {
         self.u(s, residual(value, predicted));
@@ -469,7 +471,7 @@ fn encode_body(table: &Table) -> Result<Vec<u8>, FormatError> {
                 return Err(overflow("statistics not one per column chunk"));
             }
             for (ci, c) in rg.columns.iter().enumerate() {
-                let stats = rg.stats(ci as u32);
+                let stats = rg.stats(u32_of(ci));
                 if let Some(what) = chunk_overflow(c) {
                     return Err(overflow(what));
                 }
@@ -790,8 +792,9 @@ impl<'a> Decoder<'a> {
                 format!("{what} of {len} bytes, but only {available} bytes remain in the stream"),
             ));
         }
-        let b = &self.body[self.pos[i]..self.pos[i] + len as usize];
-        self.pos[i] += len as usize;
+        let len = usize_of(len); // at most `available`, a length of `body`
+        let b = &self.body[self.pos[i]..self.pos[i] + len];
+        self.pos[i] += len;
         Ok(b)
     }
 
@@ -810,7 +813,7 @@ impl<'a> Decoder<'a> {
     /// corrupt count cannot trigger a huge allocation.
     fn capacity(&self, s: S, count: u64) -> usize {
         let i = s as usize;
-        count.min((self.end[i] - self.pos[i]) as u64) as usize
+        usize_of(count.min((self.end[i] - self.pos[i]) as u64))
     }
 }
 
@@ -850,8 +853,9 @@ fn decode_body(body: &[u8], version: u32) -> R<Table> {
                     body.len()
                 ),
             })?;
-        d.pos[i] = start as usize;
-        d.end[i] = end as usize;
+        // Both at most `body.len()`, checked above.
+        d.pos[i] = usize_of(start);
+        d.end[i] = usize_of(end);
         start = end;
     }
     if start != body.len() as u64 {
@@ -881,7 +885,7 @@ fn decode_body(body: &[u8], version: u32) -> R<Table> {
         let suffix_len = d.u(S::Paths)?;
         let at = d.pos[S::Paths as usize];
         let suffix = d.bytes(S::Paths, suffix_len, "a path")?;
-        let mut path = prev_path[..shared as usize].to_vec();
+        let mut path = prev_path[..usize_of(shared)].to_vec();
         path.extend_from_slice(suffix);
         let path_str = String::from_utf8(path.clone()).map_err(|_| FormatError::Corrupt {
             stream: "paths",
@@ -985,7 +989,7 @@ fn decode_body(body: &[u8], version: u32) -> R<Table> {
                 }
                 if flags & F_STATS != 0 {
                     let mm = decode_stats(&mut d, fi)?;
-                    statistics.resize(ci as usize, None);
+                    statistics.resize(usize_of(ci), None);
                     statistics.push(Some(mm));
                 }
                 st.advance(&c);

@@ -6,6 +6,10 @@
 //! accessor methods that return `Option`s.
 //!
 //! Files share schemas through [`Table::schemas`] so that column names are stored once.
+// Casts that could truncate are checked (`limits::narrow`) or say why they cannot.
+#![warn(clippy::cast_possible_truncation)]
+// Tests build their fixtures with plain casts; the library target above is what is checked.
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
 
 mod bounds;
 pub mod format;
@@ -205,7 +209,7 @@ impl ColumnChunk {
             return Some(Pages::Single(PageLocation {
                 offset: self.data_page_offset(),
                 first_row_index: 0,
-                compressed_page_size: self.data_len.min(u32::MAX as u64) as u32,
+                compressed_page_size: u32::try_from(self.data_len).unwrap_or(u32::MAX),
             }));
         }
         let first = self.pages_first as usize;

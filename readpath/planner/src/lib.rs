@@ -6,6 +6,10 @@
 //! Sans-IO: no clock, no threads, no IO. The driver feeds events with `now_ns` and carries out
 //! the actions the reader returns; see [`Reader`] for the contract. Every pruning decision is a
 //! pure hash of the query's seed, so results never depend on event order.
+// Casts that could truncate are checked (`limits::narrow`) or say why they cannot.
+#![warn(clippy::cast_possible_truncation)]
+// Tests build their fixtures with plain casts; the library target above is what is checked.
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
 
 mod api;
 mod error;

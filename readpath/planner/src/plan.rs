@@ -7,6 +7,7 @@
 //! remaining columns' pages (then their decode, then delivery). Steps with no work do not
 //! exist. A step is *finished* when its bytes are ready (index steps) or decoded (page steps).
 
+use limits::{narrow, u32_of, usize_of};
 use std::ops::Range;
 
 use layout::{ByteRange, ColumnChunk, FileLayout};
@@ -189,7 +190,7 @@ struct Builder {
 impl Builder {
     fn add(&mut self, range: ByteRange, group: u32, kind: ReadKind) -> u32 {
         self.candidates.push(Candidate { range, group, kind });
-        (self.candidates.len() - 1) as u32
+        u32_of(self.candidates.len() - 1)
     }
     fn group(&mut self) -> u32 {
         self.next_group += 1;
@@ -227,7 +228,7 @@ pub(crate) fn row_group_survives(
 /// Builds the plan of `input.row_groups` of `file`. Ranges outside the file are clipped.
 pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
     let mut planner = FilePlanner::new(file, input);
-    let rg_end = input.row_groups.end.min(file.row_groups.len() as u32);
+    let rg_end = input.row_groups.end.min(u32_of(file.row_groups.len()));
     for rg_index in input.row_groups.start..rg_end {
         let Some(rg) = file.row_groups.get(rg_index as usize) else {
             break;
@@ -340,17 +341,17 @@ impl<'a> FilePlanner<'a> {
         });
         self.b.step_candidates.push(cands);
         debug_assert_eq!(self.steps.len(), self.b.step_candidates.len());
-        (self.steps.len() - 1) as u32
+        u32_of(self.steps.len() - 1)
     }
 
     /// Plans one surviving row group: its early stages, then its subgroups' page steps.
     fn plan_row_group(&mut self, index: u32, layout: &layout::RowGroup) {
         let rg = Rg {
             index,
-            pos: self.row_groups.len() as u32,
+            pos: u32_of(self.row_groups.len()),
             layout,
         };
-        let first_step = self.steps.len() as u32;
+        let first_step = u32_of(self.steps.len());
         let early = self.early_steps(rg);
         let slices = Slices::new(self.input, rg, early.column_index_present);
         let subgroups = self.page_steps(rg, &early, &slices);
@@ -358,7 +359,7 @@ impl<'a> FilePlanner<'a> {
         self.row_groups.push(RowGroupPlan {
             row_group: index,
             rows: rg.rows(),
-            steps: first_step..self.steps.len() as u32,
+            steps: first_step..u32_of(self.steps.len()),
             bloom_decision_step: early.bloom_decision,
             dropped_by_bloom: early.bloom_decision.is_some()
                 && chance(
@@ -709,8 +710,9 @@ impl<'a> FilePlanner<'a> {
             }
             let col_rows = if *is_pw { kept_rows } else { pass_rows };
             let uncompressed = rg.chunk(*c).map_or(0, |ch| ch.uncompressed_bytes);
+            // `col_rows <= rows`, so the share is at most `uncompressed`.
             target.decoded_bytes +=
-                (uncompressed as u128 * col_rows as u128 / rg.rows() as u128) as u64;
+                narrow::<u128, u64>(uncompressed as u128 * col_rows as u128 / rg.rows() as u128);
         }
         (pw, main)
     }
@@ -840,8 +842,8 @@ impl Slices {
                 s,
             )
         };
-        let mut kept = Vec::with_capacity(n_slices as usize + 1);
-        let mut pass = Vec::with_capacity(n_slices as usize + 1);
+        let mut kept = Vec::with_capacity(usize_of(n_slices) + 1);
+        let mut pass = Vec::with_capacity(usize_of(n_slices) + 1);
         let (mut k, mut p) = (0u64, 0u64);
         kept.push(k);
         pass.push(p);
@@ -867,8 +869,8 @@ impl Slices {
         if lo_row >= hi_row {
             return false;
         }
-        let a = (lo_row / self.slice_rows) as usize;
-        let z = ((hi_row - 1) / self.slice_rows) as usize + 1;
+        let a = usize_of(lo_row / self.slice_rows);
+        let z = usize_of((hi_row - 1) / self.slice_rows) + 1;
         ps.get(z).copied().unwrap_or(0) > ps.get(a).copied().unwrap_or(0)
     }
 
@@ -879,7 +881,7 @@ impl Slices {
         while r < hi_row {
             let s = r / self.slice_rows;
             let end = ((s + 1) * self.slice_rows).min(hi_row);
-            let i = s as usize;
+            let i = usize_of(s);
             if ps.get(i + 1).copied().unwrap_or(0) > ps.get(i).copied().unwrap_or(0) {
                 total += end - r;
             }
@@ -892,7 +894,7 @@ impl Slices {
 /// Sorts candidates and merges overlapping ones (touching ones stay apart); returns the
 /// entries and, per candidate, its entry (`None` for an empty candidate).
 fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
-    let mut order: Vec<u32> = (0..c.len() as u32)
+    let mut order: Vec<u32> = (0..u32_of(c.len()))
         .filter(|&i| c.get(i as usize).is_some_and(|x| !x.range.is_empty()))
         .collect();
     order.sort_by_key(|&i| c.get(i as usize).map(|x| (x.range.start, x.range.end)));
@@ -913,7 +915,7 @@ fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
             }),
         }
         if let Some(m) = map.get_mut(i as usize) {
-            *m = Some((entries.len() - 1) as u32);
+            *m = Some(u32_of(entries.len() - 1));
         }
     }
     (entries, map)

@@ -2,6 +2,7 @@
 //! [`Reader`] to the end with a fixed first-byte latency and per-read bandwidth, in integer
 //! nanoseconds (no simulator, no store model, no randomness).
 
+use limits::{narrow, u32_of};
 use std::collections::{BTreeMap, VecDeque};
 
 use layout::{
@@ -78,12 +79,12 @@ fn file(s: &TableShape, index: u32) -> FileLayout {
         for _ in 0..s.columns {
             let chunk_start = offset;
             offset += s.dictionary_bytes as u64;
-            let first = pages.len() as u32;
+            let first = u32_of(pages.len());
             for p in 0..s.pages as u64 {
                 pages.push(PageLocation {
                     offset,
                     first_row_index: p * s.rows / s.pages.max(1) as u64,
-                    compressed_page_size: s.page_bytes as u32,
+                    compressed_page_size: narrow::<u64, u32>(s.page_bytes),
                 });
                 offset += s.page_bytes;
             }
@@ -106,14 +107,14 @@ fn file(s: &TableShape, index: u32) -> FileLayout {
     for rg in &mut row_groups {
         for c in &mut rg.columns {
             c.column_index_offset = offset;
-            c.column_index_len = ci_len as u32;
+            c.column_index_len = narrow::<u64, u32>(ci_len);
             offset += ci_len;
         }
     }
     for rg in &mut row_groups {
         for c in &mut rg.columns {
             c.offset_index_offset = offset;
-            c.offset_index_len = oi_len as u32;
+            c.offset_index_len = narrow::<u64, u32>(oi_len);
             offset += oi_len;
         }
     }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use limits::saturating_u64;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ReadaheadError;
@@ -183,8 +184,8 @@ impl InFlightController {
             * self.first_byte.get_ns()
             * f64::from(self.config.io_threads)
             * ROUND_TRIPS_AHEAD;
-        // `as` saturates for f64 -> u64 (NaN -> 0), so a huge estimate cannot wrap.
-        let fitted = fitted as u64;
+        // Saturating (NaN -> 0), so a huge estimate cannot wrap.
+        let fitted = saturating_u64(fitted);
         let floor = self
             .config
             .bytes_per_read_task

@@ -49,6 +49,10 @@
 //! assert_eq!(events.parquet_read_tasks, 1);
 //! # Ok::<(), ReadaheadError>(())
 //! ```
+// Casts that could truncate are checked (`limits::narrow`) or say why they cannot.
+#![warn(clippy::cast_possible_truncation)]
+// Tests build their fixtures with plain casts; the library target above is what is checked.
+#![cfg_attr(test, allow(clippy::cast_possible_truncation))]
 
 pub mod controller;
 pub mod error;

@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 
+use limits::saturating_u64;
 use serde::{Deserialize, Serialize};
 
 use crate::error::ReadaheadError;
@@ -341,16 +342,16 @@ impl Memory {
         settings.validate()?;
         let high = settings.input_format_parquet_memory_high_watermark as f64;
         let limit_bytes = if settings.r4_memory_by_lifetime {
-            let metadata = (high * METADATA_FRACTION) as u64;
+            let metadata = saturating_u64(high * METADATA_FRACTION);
             let compressed =
-                (high * settings.input_format_parquet_compressed_memory_fraction) as u64;
+                saturating_u64(high * settings.input_format_parquet_compressed_memory_fraction);
             let decoded = settings
                 .input_format_parquet_memory_high_watermark
                 .saturating_sub(metadata)
                 .saturating_sub(compressed);
             vec![metadata, compressed, decoded]
         } else {
-            let per_stage = (high * STAGE_FRACTION / f64::from(settings.streams)) as u64;
+            let per_stage = saturating_u64(high * STAGE_FRACTION / f64::from(settings.streams));
             vec![per_stage; Stage::ALL.len() * settings.streams as usize]
         };
         let budgets = if settings.r4_memory_by_lifetime {

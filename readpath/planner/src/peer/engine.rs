@@ -3,6 +3,7 @@
 //! parallelism, their IO pool and the program's bytes-in-flight budget, first come first
 //! served. Sans-IO like the rest of the planner: events in, actions out, time a parameter.
 
+use limits::u32_of;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::program::{Budget, Dep, Program, Request, Step};
@@ -154,7 +155,7 @@ impl Engine {
     }
 
     pub(crate) fn decodes_running(&self) -> u32 {
-        self.decodes.len() as u32
+        u32_of(self.decodes.len())
     }
 
     pub(crate) fn chunks_outstanding(&self) -> u64 {
@@ -399,7 +400,7 @@ impl Engine {
         out.push_back(Action::Deliver(Chunk {
             id: ChunkId(id),
             file,
-            source: query_pos as u32,
+            source: u32_of(query_pos),
             rows,
             decoded_bytes,
         }));

@@ -57,7 +57,8 @@ struct Signal {
 impl Signal {
     fn bdp_bytes(&self) -> u64 {
         let rtt = self.ttfb_avg_ns.min(self.ttfb_min_ns.saturating_mul(10));
-        (u128::from(self.bw_hwm) * u128::from(rtt) / u128::from(WINDOW_NS)) as u64
+        let bdp = u128::from(self.bw_hwm) * u128::from(rtt) / u128::from(WINDOW_NS);
+        u64::try_from(bdp).unwrap_or(u64::MAX)
     }
 }
 

@@ -15,6 +15,7 @@
 //! which bypasses the target) and runs one of them inline whenever it waits in the IO pool.
 
 use super::*;
+use limits::{narrow, saturating_u64, u32_of};
 
 /// `decode_thread_fraction` (Altinity PR #2235): the `ColumnData` stage's share of the parsing
 /// threads in the redesign.
@@ -32,7 +33,8 @@ pub(crate) struct BlockedTask {
 /// `ReadCommon.cpp` `getLimitsPerReader`: `max(lround(threads x fraction / readers + 0.5), 1)`.
 pub(crate) fn stage_threads(parsing_threads: u32, fraction: f64, readers: usize) -> u32 {
     let share = f64::from(parsing_threads) * fraction / readers.max(1) as f64 + 0.5;
-    (share.round() as u32).max(1)
+    // At most `parsing_threads + 0.5` (the fraction is at most 1), so it fits a u32.
+    narrow::<u64, u32>(saturating_u64(share.round())).max(1)
 }
 
 impl ClickHouseReader {
@@ -49,7 +51,7 @@ impl ClickHouseReader {
             .get(&uid)
             .copied()
             .unwrap_or(0);
-        let blocked = self.threads.blocked_of(uid).count() as u32;
+        let blocked = u32_of(self.threads.blocked_of(uid).count());
         decoding + blocked < self.cfg.column_data_threads
     }
 
@@ -94,7 +96,7 @@ impl ClickHouseReader {
         } else {
             0
         };
-        let mut held = decoding + self.threads.blocked_of(u.id).count() as u32;
+        let mut held = decoding + u32_of(self.threads.blocked_of(u.id).count());
         let mut rg = u.first_incomplete;
         while held < self.cfg.column_data_threads
             && self.threads.held() < self.cfg.max_parsing_threads

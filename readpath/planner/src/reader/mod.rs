@@ -1,5 +1,6 @@
 //! ClickHouse's query-level reader ([`ClickHouseReader`]), behind [`crate::Reader`].
 
+use limits::{narrow, u32_of};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Range;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use crate::query::QuerySpec;
 use crate::strategy::{Family, FooterRead, Strategy};
 mod blocked;
 mod decode;
+mod invariants;
 mod reads;
 mod steps;
 mod units;
@@ -127,7 +129,7 @@ impl OpenUnit {
                 let mut m: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
                 for (i, e) in plan.entries.iter().enumerate() {
                     if e.group != 0 {
-                        m.entry(e.group).or_default().push(i as u32);
+                        m.entry(e.group).or_default().push(u32_of(i));
                     }
                 }
                 m
@@ -302,7 +304,7 @@ impl Threads {
     /// Threads held: decodes, inline reads on threads of their own (both in
     /// `decodes_running`) and blocked tasks.
     fn held(&self) -> u32 {
-        self.decodes_running + self.blocked.len() as u32
+        self.decodes_running + u32_of(self.blocked.len())
     }
 
     /// Blocked tasks of unit `uid`.
@@ -427,7 +429,7 @@ impl ClickHouseReader {
             let n_rg = table
                 .files
                 .get(file as usize)
-                .map_or(0, |f| f.row_groups.len() as u32);
+                .map_or(0, |f| u32_of(f.row_groups.len()));
             let buckets = if strategy.row_group_buckets {
                 (n_rg / strategy.row_group_buckets_min_row_groups.max(1))
                     .min(strategy.max_threads)
@@ -436,8 +438,8 @@ impl ClickHouseReader {
                 1
             };
             for b in 0..buckets {
-                let lo = (n_rg as u64 * b as u64 / buckets as u64) as u32;
-                let hi = (n_rg as u64 * (b as u64 + 1) / buckets as u64) as u32;
+                let lo = narrow::<u64, u32>(n_rg as u64 * b as u64 / buckets as u64);
+                let hi = narrow::<u64, u32>(n_rg as u64 * (b as u64 + 1) / buckets as u64);
                 units.push(Unit {
                     file,
                     query_pos,
@@ -446,7 +448,7 @@ impl ClickHouseReader {
             }
         }
         let n_streams = (strategy.max_threads as usize).min(units.len()).max(1);
-        let memory = Memory::new(strategy.memory_settings(n_streams as u32))?;
+        let memory = Memory::new(strategy.memory_settings(u32_of(n_streams)))?;
         let io_pool = IoPool::new(strategy.io_threads())?;
         let controller = InFlightController::new(strategy.controller_config())?;
         let main_columns: Vec<u32> = query
@@ -465,7 +467,7 @@ impl ClickHouseReader {
                     m.manifest_bytes
                         .iter()
                         .enumerate()
-                        .map(|(i, b)| (Object::IcebergManifest(i as u32), *b)),
+                        .map(|(i, b)| (Object::IcebergManifest(u32_of(i)), *b)),
                 );
                 IcebergPhase::Reading {
                     queue: v.into_iter().filter(|(_, b)| *b > 0).collect(),
@@ -676,8 +678,8 @@ impl ClickHouseReader {
         }
         let dt = now_ns - self.now_ns;
         if dt > 0 {
-            let busy = self.threads.decodes.len() as u32;
-            let waiting = self.threads.blocked.len() as u32;
+            let busy = u32_of(self.threads.decodes.len());
+            let waiting = u32_of(self.threads.blocked.len());
             self.threads
                 .time
                 .advance(dt, busy, waiting, self.threads.inline);
@@ -713,6 +715,7 @@ impl ClickHouseReader {
         if let Err(e) = r {
             self.fail(e);
         }
+        self.debug_check_invariants();
     }
 
     fn read_mut(&mut self, id: ReadId) -> Result<&mut ReadState, PlanError> {
@@ -914,6 +917,7 @@ impl ClickHouseReader {
             self.fail(e);
             return None;
         }
+        self.debug_check_invariants();
         self.out.pop_front()
     }
 

@@ -2,6 +2,7 @@
 //! (and inline reads), and the planned issue queues.
 
 use super::*;
+use limits::u32_of;
 
 impl ClickHouseReader {
     pub(super) fn create_reads(
@@ -86,7 +87,7 @@ impl ClickHouseReader {
                 }
             }
             if let Some(r) = self.io.reads.get_mut(&id) {
-                r.unconsumed = distinct.len() as u32;
+                r.unconsumed = u32_of(distinct.len());
             }
             if self.cfg.planned {
                 // The earliest (row group, subgroup) served: a read the first incomplete row

@@ -2,11 +2,12 @@
 //! dropped by bloom filters and completed.
 
 use super::*;
+use limits::u32_of;
 
 impl ClickHouseReader {
     pub(super) fn privileged(u: &OpenUnit) -> Option<(u32, u32)> {
         let rg = u.rgs.get(u.first_incomplete)?;
-        Some((u.first_incomplete as u32, rg.subgroups_done))
+        Some((u32_of(u.first_incomplete), rg.subgroups_done))
     }
 
     pub(super) fn is_privileged(u: &OpenUnit, step: u32) -> bool {
@@ -64,7 +65,7 @@ impl ClickHouseReader {
             return Ok(());
         }
         while let Some(plan_step) = u.plan.steps.get(u.cursor) {
-            let s = u.cursor as u32;
+            let s = u32_of(u.cursor);
             let rg = plan_step.rg as usize;
             let Some(state) = u.steps.get(u.cursor) else {
                 break;

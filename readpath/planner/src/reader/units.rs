@@ -2,13 +2,14 @@
 //! and handing a stream its next unit.
 
 use super::*;
+use limits::u32_of;
 
 impl ClickHouseReader {
     pub(super) fn open_next_unit(&mut self, stream: usize) -> Result<(), PlanError> {
         let Some(unit) = self.units.list.get(self.units.next).cloned() else {
             return Ok(());
         };
-        let uid = self.units.next as u32;
+        let uid = u32_of(self.units.next);
         self.units.next += 1;
         let Some(file) = self.table.files.get(unit.file as usize) else {
             return Err(PlanError::Query(format!(
@@ -80,7 +81,7 @@ impl ClickHouseReader {
             .iter()
             .map(|s| StepState {
                 status: StepStatus::Waiting,
-                unmet: s.deps.len() as u32,
+                unmet: u32_of(s.deps.len()),
                 pending: 0,
                 dependents: Vec::new(),
                 charge: None,
@@ -89,7 +90,7 @@ impl ClickHouseReader {
         for (i, s) in plan.steps.iter().enumerate() {
             for &d in &s.deps {
                 if let Some(st) = steps.get_mut(d as usize) {
-                    st.dependents.push(i as u32);
+                    st.dependents.push(u32_of(i));
                 }
             }
         }
@@ -97,7 +98,7 @@ impl ClickHouseReader {
             .row_groups
             .iter()
             .map(|rg| RgState {
-                open_steps: rg.steps.len() as u32,
+                open_steps: u32_of(rg.steps.len()),
                 ..RgState::default()
             })
             .collect();
@@ -192,7 +193,7 @@ impl ClickHouseReader {
             for (e, st) in u.entry_state.iter_mut().enumerate() {
                 *st = EntryState::Ready;
                 if let Some(l) = u.lazy.as_mut() {
-                    let _ = l.task_for(e as u32);
+                    let _ = l.task_for(u32_of(e));
                 }
             }
         }
@@ -207,7 +208,7 @@ impl ClickHouseReader {
                 if self.cfg.eligible_driven {
                     let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
                     if u.current || !is_page {
-                        self.units.eligible.push((u.id, i as u32));
+                        self.units.eligible.push((u.id, u32_of(i)));
                     }
                 }
             }
@@ -280,7 +281,7 @@ impl ClickHouseReader {
             for (i, st) in u.steps.iter().enumerate() {
                 let is_page = u.plan.steps.get(i).is_some_and(|s| s.kind.decodes());
                 if is_page && st.status == StepStatus::Eligible {
-                    self.units.eligible.push((uid, i as u32));
+                    self.units.eligible.push((uid, u32_of(i)));
                 }
             }
         } else {

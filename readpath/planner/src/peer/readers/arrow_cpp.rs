@@ -23,6 +23,7 @@
 
 use coalescer::CoalescePolicy;
 use layout::ByteRange;
+use limits::u32_of;
 
 use super::{decode_and_deliver, get, head, merged, needed_in, one, FileRead};
 use crate::error::PlanError;
@@ -180,7 +181,7 @@ fn pre_buffered(
         if let Some(prev) = after[m] {
             deps.push(p.done(decodes[prev]));
         }
-        let parallel = mine.len().max(1) as u32;
+        let parallel = u32_of(mine.len().max(1));
         let t = p.task_at(
             submitted,
             deps,

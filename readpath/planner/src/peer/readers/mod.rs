@@ -9,6 +9,7 @@ mod arrow_rs;
 mod duckdb;
 mod polars;
 
+use limits::u32_of;
 use std::collections::BTreeMap;
 
 use coalescer::{CoalescePolicy, NeededRange, NothingCached};
@@ -69,7 +70,7 @@ pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>
                 query.row_group_keep_fraction,
                 query.seed,
                 fi,
-                g as u32,
+                u32_of(g),
                 rg,
             );
             if !keep {
@@ -82,7 +83,7 @@ pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>
                 .filter(|r| !r.is_empty())
                 .collect();
             ranges.sort_by_key(|r| r.start);
-            row_groups.push((g as u32, ranges));
+            row_groups.push((u32_of(g), ranges));
         }
         let answer = answer_rows(layout, fi, query);
         let answer_rows = row_groups
@@ -112,7 +113,7 @@ fn answer_rows(layout: &FileLayout, fi: FileIndex, query: &QuerySpec) -> BTreeMa
         .collect();
     let input = PlanInput {
         file_index: fi,
-        row_groups: 0..layout.row_groups.len() as u32,
+        row_groups: 0..u32_of(layout.row_groups.len()),
         main_columns: &main,
         prewhere_columns: &query.prewhere_columns,
         column_index_columns: &query.column_index_columns,

@@ -23,6 +23,7 @@
 
 use coalescer::CoalescePolicy;
 use layout::ByteRange;
+use limits::{saturating_u64, u32_of, usize_of};
 
 use super::{decode_and_deliver, get, merged, needed_in, one, FileRead};
 use crate::error::PlanError;
@@ -50,7 +51,7 @@ fn plan_sample(n: usize, limit: u32) -> Vec<usize> {
     if n == 0 {
         return Vec::new();
     }
-    let sqrt = (n as f64).sqrt().ceil() as usize;
+    let sqrt = usize_of(saturating_u64((n as f64).sqrt().ceil()));
     let k = sqrt.max(16).min((limit as usize).max(1)).min(n);
     if k >= n {
         return (0..n).collect();
@@ -161,7 +162,7 @@ pub(super) fn program(
             if let Some(t) = prev_last_fetch {
                 deps.push(Program::started(t));
             }
-            let parallel = requests.len().max(1) as u32;
+            let parallel = u32_of(requests.len().max(1));
             let fetch = p.task_at(prefetch, deps, vec![Step::Requests { requests, parallel }]);
             p.tasks[fetch].weight = projected.div_ceil(1024);
             let decode = p.task_at(

@@ -1,0 +1,149 @@
+//! The reader's invariants, checked after every event and every poll in debug builds: the
+//! post-conditions every state transition must leave behind. Each counter the reader keeps for
+//! speed is recomputed from the state it summarises, so a transition that forgets one side of
+//! its bookkeeping fails here, at the event that broke it, not later as a wrong figure.
+
+use limits::u32_of;
+
+use super::{ClickHouseReader, IcebergPhase, Purpose, ReadStatus, Runner};
+
+/// How many alive reads are in each status.
+#[derive(Default)]
+struct StatusCounts {
+    issued: u32,
+    pool: u32,
+    inline_own_thread: u32,
+    inline_blocked_thread: u32,
+    iceberg_unfinished: u32,
+}
+
+impl ClickHouseReader {
+    /// Asserts the invariants (debug builds only; a no-op in release). Skipped once the reader
+    /// has failed: a failed transition may stop halfway, and the error is what it reports.
+    pub(super) fn debug_check_invariants(&self) {
+        if !cfg!(debug_assertions) || self.error.is_some() {
+            return;
+        }
+        let counts = self.status_counts();
+        self.check_threads(&counts);
+        self.check_io(&counts);
+        self.check_units();
+        self.check_iceberg(&counts);
+    }
+
+    fn status_counts(&self) -> StatusCounts {
+        let mut c = StatusCounts::default();
+        for r in self.io.reads.values() {
+            match r.status {
+                ReadStatus::Created | ReadStatus::Completed => {}
+                ReadStatus::Issued => c.issued += 1,
+                // The Iceberg metadata reads run one at a time, outside the data files' pool.
+                ReadStatus::Running(Runner::IoPool) if r.purpose == Purpose::Iceberg => {}
+                ReadStatus::Running(Runner::IoPool) => c.pool += 1,
+                ReadStatus::Running(Runner::Inline { took_thread: true }) => {
+                    c.inline_own_thread += 1;
+                }
+                ReadStatus::Running(Runner::Inline { took_thread: false }) => {
+                    c.inline_blocked_thread += 1;
+                }
+            }
+            if r.purpose == Purpose::Iceberg && r.status != ReadStatus::Completed {
+                c.iceberg_unfinished += 1;
+            }
+        }
+        c
+    }
+
+    fn check_threads(&self, c: &StatusCounts) {
+        let t = &self.threads;
+        assert!(
+            t.held() <= self.cfg.max_parsing_threads,
+            "{} parsing threads held, {} exist",
+            t.held(),
+            self.cfg.max_parsing_threads
+        );
+        assert_eq!(
+            t.inline, c.inline_own_thread,
+            "inline reads on threads of their own"
+        );
+        assert_eq!(
+            t.decodes_running,
+            u32_of(t.decodes.len()) + t.inline,
+            "decodes_running counts running decodes and inline reads on their own threads"
+        );
+        // A blocked task's inline read holds no thread of its own; neither does a stream
+        // thread's read run while a task of its unit is blocked (`maybe_run_inline`).
+        assert!(
+            u32_of(t.blocked_by_read.len()) <= c.inline_blocked_thread,
+            "{} reads run by blocked tasks, {} inline reads without a thread of their own",
+            t.blocked_by_read.len(),
+            c.inline_blocked_thread
+        );
+        for (read, task) in &t.blocked_by_read {
+            if let Some(b) = t.blocked.get(task) {
+                assert_eq!(
+                    b.inline_read,
+                    Some(*read),
+                    "blocked task {task:?} runs read {read}"
+                );
+            }
+        }
+    }
+
+    fn check_io(&self, c: &StatusCounts) {
+        assert_eq!(
+            self.io.pool.running(),
+            c.pool,
+            "reads running in the IO pool"
+        );
+        assert_eq!(
+            self.io.inline_running,
+            c.inline_own_thread + c.inline_blocked_thread,
+            "reads running inline"
+        );
+        let busy_streams = self.io.inline_by_stream.iter().filter(|b| **b).count();
+        // An inline read runs on its stream's thread or on a blocked task's thread.
+        assert_eq!(
+            busy_streams + self.threads.blocked_by_read.len(),
+            self.io.inline_running as usize,
+            "inline reads: on stream threads plus on blocked tasks' threads"
+        );
+        assert!(
+            self.io.pool.waiting() <= c.issued as usize,
+            "{} reads wait for the IO pool, {} are issued",
+            self.io.pool.waiting(),
+            c.issued
+        );
+    }
+
+    fn check_units(&self) {
+        let u = &self.units;
+        assert!(
+            u.next <= u.list.len(),
+            "next unit {} of {}",
+            u.next,
+            u.list.len()
+        );
+        assert!(u.done <= u.next, "{} units done, {} opened", u.done, u.next);
+        let open = u.open.iter().filter(|o| o.is_some()).count();
+        assert_eq!(open, u.open_ids.len(), "open units and their ids");
+        for id in &u.open_ids {
+            let slot = u.open.get(*id as usize);
+            assert!(
+                slot.is_some_and(Option::is_some),
+                "unit {id} listed open, not held"
+            );
+        }
+    }
+
+    fn check_iceberg(&self, c: &StatusCounts) {
+        let expected = match &self.iceberg {
+            IcebergPhase::Reading { running, .. } => u32::from(*running),
+            IcebergPhase::Done => 0,
+        };
+        assert_eq!(
+            c.iceberg_unfinished, expected,
+            "Iceberg metadata reads, one at a time"
+        );
+    }
+}

@@ -358,7 +358,7 @@ impl IoWorld {
         range: ByteRange,
         by: ServedBy,
     ) {
-        self.local.schedule(now + ns, LocalDone { read, fragment });
+        self.local.push(now + ns, LocalDone { read, fragment });
         self.push_trace(now, now + ns, now + ns, object, range, by, 200);
     }
 

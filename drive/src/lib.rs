@@ -236,7 +236,7 @@ impl CpuStandIns {
 
     fn decode(&mut self, r: &Resolved, now: u64, d: &planner::DecodeRequest) {
         let ns = r.cpu.decode_ns(d.compressed_bytes, d.decoded_bytes);
-        self.local.schedule(
+        self.local.push(
             now + ns,
             Local::DecodeDone {
                 id: d.id,
@@ -251,7 +251,7 @@ impl CpuStandIns {
             self.consumers.push(chunk);
         } else if let Some(chunk) = self.sources.offer(chunk) {
             self.local
-                .schedule(now + ns, Local::SourceDone { chunk, busy_ns: ns });
+                .push(now + ns, Local::SourceDone { chunk, busy_ns: ns });
         }
     }
 
@@ -278,7 +278,7 @@ impl CpuStandIns {
                     self.consumer_busy_ns += busy_ns;
                     if let Some(next) = self.sources.done(chunk.source) {
                         let ns = r.cpu.source_ns(next.rows);
-                        self.local.schedule(
+                        self.local.push(
                             t + ns,
                             Local::SourceDone {
                                 chunk: next,
@@ -337,7 +337,7 @@ impl Consumers {
             };
             self.free -= 1;
             let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-            local.schedule(now + ns, consumed(chunk.id, ns));
+            local.push(now + ns, consumed(chunk.id, ns));
         }
     }
 }

@@ -1,49 +1,66 @@
 //! The classic hold model: N pending events; each pop schedules one new event at
-//! `now + Exp(mean)`. Measures engine events per second (pop + schedule pairs).
+//! `now + Exp(mean)`. Measures engine events per second (pop + schedule pairs) against a bare
+//! `BinaryHeap` of `(time, seq, id)` on the same draws, at 1,000 and 100,000 pending events:
+//! `push` (an event that cannot be cancelled, as the drivers' local events are) and `schedule`
+//! (cancellable, as the store client's timers are).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use engine::{EventQueue, RngStreams, Subsystem};
 use rand_distr::{Distribution, Exp};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
 
-const PENDING: usize = 1_000;
 const EVENTS: u64 = 1_000_000;
 const MEAN_HOLD_NS: f64 = 1_000_000.0;
 
-fn hold_engine() -> u64 {
+/// The hold times, drawn once so that every queue sees the same ones and the draw is not timed.
+fn draws(pending: usize) -> Vec<u64> {
     let mut rng = RngStreams::new(1).stream(Subsystem::Named("bench"), 0);
     let exp = Exp::new(1.0 / MEAN_HOLD_NS).expect("positive rate");
-    let mut q: EventQueue<u32> = EventQueue::with_capacity(PENDING);
-    for i in 0..PENDING {
-        q.schedule(exp.sample(&mut rng) as u64, i as u32);
+    (0..pending as u64 + EVENTS)
+        .map(|_| exp.sample(&mut rng) as u64)
+        .collect()
+}
+
+fn hold_engine(draws: &[u64], pending: usize, cancellable: bool) -> u64 {
+    let mut q: EventQueue<u32> = EventQueue::with_capacity(pending);
+    let (first, rest) = draws.split_at(pending);
+    for (i, &d) in first.iter().enumerate() {
+        if cancellable {
+            q.schedule(d, i as u32);
+        } else {
+            q.push(d, i as u32);
+        }
     }
     let mut checksum = 0u64;
-    for _ in 0..EVENTS {
+    for &d in rest {
         let (now, id) = q.pop().expect("the hold model never empties");
-        checksum = checksum.wrapping_add(id as u64);
-        q.schedule(now + exp.sample(&mut rng) as u64, id);
+        checksum = checksum.wrapping_add(u64::from(id) ^ now);
+        if cancellable {
+            q.schedule(now + d, id);
+        } else {
+            q.push(now + d, id);
+        }
     }
     checksum
 }
 
 /// The same model on a bare std BinaryHeap of (time, seq, id), no cancellation: the baseline.
-fn hold_std_heap() -> u64 {
-    let mut rng = RngStreams::new(1).stream(Subsystem::Named("bench"), 0);
-    let exp = Exp::new(1.0 / MEAN_HOLD_NS).expect("positive rate");
-    let mut q = BinaryHeap::with_capacity(PENDING);
+fn hold_std_heap(draws: &[u64], pending: usize) -> u64 {
+    let mut q = BinaryHeap::with_capacity(pending);
+    let (first, rest) = draws.split_at(pending);
     let mut seq = 0u64;
-    for i in 0..PENDING {
-        q.push(Reverse((exp.sample(&mut rng) as u64, seq, i as u32)));
+    for (i, &d) in first.iter().enumerate() {
+        q.push(Reverse((d, seq, i as u32)));
         seq += 1;
     }
     let mut checksum = 0u64;
-    for _ in 0..EVENTS {
+    for &d in rest {
         let Reverse((now, _, id)) = q.pop().expect("never empties");
-        checksum = checksum.wrapping_add(id as u64);
-        q.push(Reverse((now + exp.sample(&mut rng) as u64, seq, id)));
+        checksum = checksum.wrapping_add(u64::from(id) ^ now);
+        q.push(Reverse((now + d, seq, id)));
         seq += 1;
     }
     checksum
@@ -53,12 +70,23 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("hold");
     g.throughput(Throughput::Elements(EVENTS));
     g.sample_size(20);
-    g.bench_function("engine_event_queue_1000_pending", |b| {
-        b.iter(|| black_box(hold_engine()))
-    });
-    g.bench_function("std_binary_heap_1000_pending", |b| {
-        b.iter(|| black_box(hold_std_heap()))
-    });
+    for pending in [1_000usize, 100_000] {
+        let d = draws(pending);
+        assert_eq!(
+            hold_engine(&d, pending, false),
+            hold_std_heap(&d, pending),
+            "the engine pops what the bare heap pops"
+        );
+        g.bench_with_input(BenchmarkId::new("std_binary_heap", pending), &d, |b, d| {
+            b.iter(|| black_box(hold_std_heap(d, pending)))
+        });
+        g.bench_with_input(BenchmarkId::new("engine_push", pending), &d, |b, d| {
+            b.iter(|| black_box(hold_engine(d, pending, false)))
+        });
+        g.bench_with_input(BenchmarkId::new("engine_schedule", pending), &d, |b, d| {
+            b.iter(|| black_box(hold_engine(d, pending, true)))
+        });
+    }
     g.finish();
 }
 

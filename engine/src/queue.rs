@@ -1,16 +1,19 @@
-//! A cancellable priority queue of timed events.
+//! A priority queue of timed events, some of them cancellable.
 //!
 //! Events are ordered by `(time, insertion sequence)`, so events scheduled for the same instant
-//! pop in the order they were scheduled. Payloads live in a slab; the heap holds only small
-//! `(key, slot)` entries. Cancellation removes the payload at once and leaves a stale heap entry
-//! that is skipped lazily (its sequence no longer matches the slot's); the heap is compacted when
-//! stale entries outnumber live ones, so memory stays proportional to the pending events.
+//! pop in the order they were scheduled. Payloads live in the heap entries themselves, so a pop
+//! touches nothing but the heap, as a bare `BinaryHeap` does. An event scheduled with
+//! [`EventQueue::push`] cannot be cancelled and costs exactly that. One scheduled with
+//! [`EventQueue::schedule`] also takes a slot in a side table of generations, which is what
+//! [`EventQueue::cancel`] clears; its heap entry then goes stale and is skipped lazily (its
+//! sequence no longer matches the slot's), and the heap is compacted when stale entries
+//! outnumber live ones, so memory stays proportional to the pending events.
 
 use crate::TimeNs;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-/// Names one scheduled event, for [`EventQueue::cancel`]. A key stays valid (and harmless)
+/// Names one cancellable event, for [`EventQueue::cancel`]. A key stays valid (and harmless)
 /// after its event popped or was cancelled: cancelling it again returns `false`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EventKey {
@@ -25,44 +28,52 @@ impl EventKey {
     }
 }
 
-/// A heap entry, 24 bytes: ordered by `(time_ns, seq)`.
-#[derive(Clone, Copy)]
-struct Entry {
+/// The slot of an event pushed without a key: it has no generation to check.
+const NO_SLOT: u32 = u32::MAX;
+
+/// A heap entry, ordered by `(time_ns, seq)` only.
+struct Entry<E> {
     time_ns: u64,
     seq: u64,
+    /// The event's generation slot, or [`NO_SLOT`] for an event that cannot be cancelled.
     slot: u32,
+    payload: E,
 }
 
-impl PartialEq for Entry {
+impl<E> PartialEq for Entry<E> {
     fn eq(&self, other: &Self) -> bool {
         (self.time_ns, self.seq) == (other.time_ns, other.seq)
     }
 }
-impl Eq for Entry {}
-impl PartialOrd for Entry {
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl Ord for Entry {
+impl<E> Ord for Entry<E> {
     // Reversed: std's BinaryHeap is a max-heap and we want the earliest event on top.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.time_ns, other.seq).cmp(&(self.time_ns, self.seq))
     }
 }
 
-struct Slot<E> {
+/// The generation of a cancellable event's slot: the `seq` of the event it holds, while pending.
+#[derive(Clone, Copy)]
+struct Slot {
     seq: u64,
-    payload: Option<E>,
+    pending: bool,
 }
 
 /// A priority queue of events of type `E`, earliest first, ties in insertion order.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry>,
-    slots: Vec<Slot<E>>,
+    heap: BinaryHeap<Entry<E>>,
+    slots: Vec<Slot>,
     free: Vec<u32>,
     next_seq: u64,
     live: usize,
+    /// Heap entries of cancelled events not yet dropped; while 0, pops check nothing.
+    stale: usize,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -81,31 +92,42 @@ impl<E> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),
-            slots: Vec::with_capacity(n),
+            slots: Vec::new(),
             free: Vec::new(),
             next_seq: 0,
             live: 0,
+            stale: 0,
         }
+    }
+
+    /// Schedules `event` at time `at_ns`, for good: it will pop, it cannot be cancelled.
+    #[inline]
+    pub fn push(&mut self, at_ns: TimeNs, event: E) {
+        let seq = self.next_seq();
+        self.heap.push(Entry {
+            time_ns: at_ns,
+            seq,
+            slot: NO_SLOT,
+            payload: event,
+        });
+        self.live += 1;
     }
 
     /// Schedules `event` at time `at_ns`; returns a key that can cancel it.
     pub fn schedule(&mut self, at_ns: TimeNs, event: E) -> EventKey {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = self.next_seq();
+        let pending = Slot { seq, pending: true };
         let slot = match self.free.pop() {
             Some(slot) => {
-                let s = &mut self.slots[slot as usize];
-                s.seq = seq;
-                s.payload = Some(event);
+                self.slots[slot as usize] = pending;
                 slot
             }
             None => {
-                // More than u32::MAX simultaneously pending events would exhaust memory first.
-                let slot = self.slots.len() as u32;
-                self.slots.push(Slot {
-                    seq,
-                    payload: Some(event),
-                });
+                let slot = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&s| s != NO_SLOT)
+                    .unwrap_or_else(|| panic!("more than {NO_SLOT} cancellable events pending"));
+                self.slots.push(pending);
                 slot
             }
         };
@@ -113,9 +135,16 @@ impl<E> EventQueue<E> {
             time_ns: at_ns,
             seq,
             slot,
+            payload: event,
         });
         self.live += 1;
         EventKey { seq, slot }
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        seq
     }
 
     /// Cancels the event named by `key`. Returns `true` if it was pending, `false` if it had
@@ -124,12 +153,13 @@ impl<E> EventQueue<E> {
         let Some(slot) = self.slots.get_mut(key.slot as usize) else {
             return false;
         };
-        if slot.seq != key.seq || slot.payload.is_none() {
+        if slot.seq != key.seq || !slot.pending {
             return false;
         }
-        slot.payload = None;
+        slot.pending = false;
         self.free.push(key.slot);
         self.live -= 1;
+        self.stale += 1;
         self.drop_stale_top();
         if self.heap.len() > 2 * self.live + 1024 {
             self.compact();
@@ -142,12 +172,13 @@ impl<E> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(TimeNs, E)> {
         let entry = self.heap.pop()?;
         // Invariant: the top of the heap is always live, so this entry is.
-        let slot = &mut self.slots[entry.slot as usize];
-        let event = slot.payload.take()?;
-        self.free.push(entry.slot);
+        if entry.slot != NO_SLOT {
+            self.slots[entry.slot as usize].pending = false;
+            self.free.push(entry.slot);
+        }
         self.live -= 1;
         self.drop_stale_top();
-        Some((entry.time_ns, event))
+        Some((entry.time_ns, entry.payload))
     }
 
     /// The time of the earliest pending event.
@@ -158,9 +189,7 @@ impl<E> EventQueue<E> {
 
     /// The earliest pending event without removing it.
     pub fn peek(&self) -> Option<(TimeNs, &E)> {
-        let e = self.heap.peek()?;
-        let payload = self.slots.get(e.slot as usize)?.payload.as_ref()?;
-        Some((e.time_ns, payload))
+        self.heap.peek().map(|e| (e.time_ns, &e.payload))
     }
 
     /// The number of pending (not cancelled, not popped) events.
@@ -179,22 +208,29 @@ impl<E> EventQueue<E> {
     pub fn is_pending(&self, key: EventKey) -> bool {
         self.slots
             .get(key.slot as usize)
-            .is_some_and(|s| s.seq == key.seq && s.payload.is_some())
+            .is_some_and(|s| s.seq == key.seq && s.pending)
     }
 
-    fn is_stale(&self, e: &Entry) -> bool {
-        let s = &self.slots[e.slot as usize];
-        s.payload.is_none() || s.seq != e.seq
+    fn is_stale(&self, e: &Entry<E>) -> bool {
+        if e.slot == NO_SLOT {
+            return false;
+        }
+        let s = self.slots[e.slot as usize];
+        !s.pending || s.seq != e.seq
     }
 
     /// Keeps the invariant that the heap's top entry is live, so `peek_time` can be `&self`.
+    /// Free while nothing cancelled waits in the heap.
     #[inline]
     fn drop_stale_top(&mut self) {
-        while let Some(top) = self.heap.peek() {
-            if !self.is_stale(top) {
-                break;
+        while self.stale > 0 {
+            match self.heap.peek() {
+                Some(top) if self.is_stale(top) => {
+                    self.heap.pop();
+                    self.stale -= 1;
+                }
+                _ => break,
             }
-            self.heap.pop();
         }
     }
 
@@ -202,6 +238,7 @@ impl<E> EventQueue<E> {
         let mut entries = std::mem::take(&mut self.heap).into_vec();
         entries.retain(|e| !self.is_stale(e));
         self.heap = BinaryHeap::from(entries);
+        self.stale = 0;
     }
 }
 
@@ -275,6 +312,7 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Op {
         Schedule(u64),
+        Push(u64),
         Cancel(usize),
         Pop,
     }
@@ -282,6 +320,7 @@ mod tests {
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             (0u64..50).prop_map(Op::Schedule),
+            (0u64..50).prop_map(Op::Push),
             (0usize..64).prop_map(Op::Cancel),
             Just(Op::Pop),
         ]
@@ -295,12 +334,21 @@ mod tests {
             let mut model: BTreeMap<(u64, u64), u64> = BTreeMap::new();
             let mut keys: Vec<(EventKey, u64, u64)> = Vec::new();
             let mut n = 0u64;
+            let mut seq = 0u64;
             for op in ops {
                 match op {
                     Op::Schedule(t) => {
                         let k = q.schedule(t, n);
+                        prop_assert_eq!(k.seq(), seq);
                         model.insert((t, k.seq()), n);
+                        seq += 1;
                         keys.push((k, t, n));
+                        n += 1;
+                    }
+                    Op::Push(t) => {
+                        q.push(t, n);
+                        model.insert((t, seq), n);
+                        seq += 1;
                         n += 1;
                     }
                     Op::Cancel(i) => {
@@ -316,6 +364,7 @@ mod tests {
                 }
                 prop_assert_eq!(q.len(), model.len());
                 prop_assert_eq!(q.peek_time(), model.keys().next().map(|k| k.0));
+                prop_assert_eq!(q.peek().map(|(t, v)| (t, *v)), model.iter().next().map(|(k, v)| (k.0, *v)));
             }
         }
     }

@@ -24,11 +24,13 @@ fn draws(pending: usize) -> Vec<u64> {
         .collect()
 }
 
-fn hold_engine(draws: &[u64], pending: usize, cancellable: bool) -> u64 {
+/// The engine with `push` (`CANCELLABLE = false`) or `schedule`: a const parameter, so that each
+/// variant is compiled on its own, as a caller using one of them is.
+fn hold_engine<const CANCELLABLE: bool>(draws: &[u64], pending: usize) -> u64 {
     let mut q: EventQueue<u32> = EventQueue::with_capacity(pending);
     let (first, rest) = draws.split_at(pending);
     for (i, &d) in first.iter().enumerate() {
-        if cancellable {
+        if CANCELLABLE {
             q.schedule(d, i as u32);
         } else {
             q.push(d, i as u32);
@@ -38,7 +40,7 @@ fn hold_engine(draws: &[u64], pending: usize, cancellable: bool) -> u64 {
     for &d in rest {
         let (now, id) = q.pop().expect("the hold model never empties");
         checksum = checksum.wrapping_add(u64::from(id) ^ now);
-        if cancellable {
+        if CANCELLABLE {
             q.schedule(now + d, id);
         } else {
             q.push(now + d, id);
@@ -73,7 +75,7 @@ fn bench(c: &mut Criterion) {
     for pending in [1_000usize, 100_000] {
         let d = draws(pending);
         assert_eq!(
-            hold_engine(&d, pending, false),
+            hold_engine::<false>(&d, pending),
             hold_std_heap(&d, pending),
             "the engine pops what the bare heap pops"
         );
@@ -81,10 +83,10 @@ fn bench(c: &mut Criterion) {
             b.iter(|| black_box(hold_std_heap(d, pending)))
         });
         g.bench_with_input(BenchmarkId::new("engine_push", pending), &d, |b, d| {
-            b.iter(|| black_box(hold_engine(d, pending, false)))
+            b.iter(|| black_box(hold_engine::<false>(d, pending)))
         });
         g.bench_with_input(BenchmarkId::new("engine_schedule", pending), &d, |b, d| {
-            b.iter(|| black_box(hold_engine(d, pending, true)))
+            b.iter(|| black_box(hold_engine::<true>(d, pending)))
         });
     }
     g.finish();

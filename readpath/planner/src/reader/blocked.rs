@@ -15,7 +15,7 @@
 //! which bypasses the target) and runs one of them inline whenever it waits in the IO pool.
 
 use super::*;
-use limits::{narrow, saturating_u64, u32_of};
+use limits::{narrow, saturating_u64};
 
 /// `decode_thread_fraction` (Altinity PR #2235): the `ColumnData` stage's share of the parsing
 /// threads in the redesign.
@@ -51,8 +51,7 @@ impl ClickHouseReader {
             .get(&uid)
             .copied()
             .unwrap_or(0);
-        let blocked = u32_of(self.threads.blocked_of(uid).count());
-        decoding + blocked < self.cfg.column_data_threads
+        decoding + self.threads.blocked_count(uid) < self.cfg.column_data_threads
     }
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
@@ -66,19 +65,20 @@ impl ClickHouseReader {
     }
 
     fn blocked_tasks_of(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
-        if u.phase != Phase::Steps {
+        // Only a started step may block, and every blocked task's step is started.
+        if u.phase != Phase::Steps || u.started_not_ready == 0 {
             return Ok(());
         }
         self.admit_blocked(u);
+        if !self.cfg.blocked_inline || self.threads.blocked_count(u.id) == 0 {
+            return Ok(());
+        }
         let keys: Vec<(u32, u32)> = self
             .threads
             .blocked_of(u.id)
             .filter(|(_, t)| t.inline_read.is_none())
             .map(|(k, _)| *k)
             .collect();
-        if !self.cfg.blocked_inline {
-            return Ok(());
-        }
         for key in keys {
             self.run_inline(u, key)?;
         }
@@ -96,10 +96,13 @@ impl ClickHouseReader {
         } else {
             0
         };
-        let mut held = decoding + u32_of(self.threads.blocked_of(u.id).count());
+        let mut held = decoding + self.threads.blocked_count(u.id);
+        // At most `started_not_ready` row groups wait: past the last of them, nothing is admitted.
+        let mut waiting_seen = 0;
         let mut rg = u.first_incomplete;
         while held < self.cfg.column_data_threads
             && self.threads.held() < self.cfg.max_parsing_threads
+            && waiting_seen < u.started_not_ready
         {
             let Some(state) = u.rgs.get(rg) else { break };
             if !state.complete && !state.dropped {
@@ -108,15 +111,14 @@ impl ClickHouseReader {
                         .steps
                         .get(s as usize)
                         .is_some_and(|st| st.status == StepStatus::Started);
-                    if waiting && !self.threads.blocked.contains_key(&(u.id, s)) {
+                    if waiting {
                         let task = BlockedTask {
                             since_ns: self.now_ns,
                             inline_read: None,
                         };
-                        self.threads.blocked.insert((u.id, s), task);
-                    }
-                    if waiting {
+                        self.threads.block(u.id, s, task);
                         held += 1;
+                        waiting_seen += 1;
                     }
                 }
             }
@@ -218,7 +220,7 @@ impl ClickHouseReader {
 
     /// Step `s` of unit `uid` no longer waits (ready, or finished): its thread's wait ends.
     pub(super) fn unblock(&mut self, uid: u32, s: u32) {
-        if let Some(t) = self.threads.blocked.remove(&(uid, s)) {
+        if let Some(t) = self.threads.unblock(uid, s) {
             let waited_ns = self.now_ns - t.since_ns;
             self.events.add(
                 ProfileEvent::ParquetFetchWaitTimeMicroseconds,

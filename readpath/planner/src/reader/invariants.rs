@@ -79,6 +79,15 @@ impl ClickHouseReader {
             t.blocked_by_read.len(),
             c.inline_blocked_thread
         );
+        let counted: u64 = t.blocked_per_unit.iter().map(|&n| u64::from(n)).sum();
+        assert_eq!(counted, t.blocked.len() as u64, "blocked tasks counted per unit");
+        for &(uid, _) in t.blocked.keys() {
+            assert_eq!(
+                t.blocked_count(uid) as usize,
+                t.blocked_of(uid).count(),
+                "blocked tasks of unit {uid}"
+            );
+        }
         for (read, task) in &t.blocked_by_read {
             if let Some(b) = t.blocked.get(task) {
                 assert_eq!(

@@ -292,8 +292,12 @@ struct Threads {
     decodes: BTreeMap<u64, RunningDecode>,
     /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
     decoding_by_unit: BTreeMap<u32, u32>,
-    /// Decode tasks holding a thread while their bytes are not in, by (unit, step).
+    /// Decode tasks holding a thread while their bytes are not in, by (unit, step). Changed
+    /// only through [`Threads::block`] and [`Threads::unblock`], which keep `blocked_per_unit`.
     blocked: BTreeMap<(u32, u32), blocked::BlockedTask>,
+    /// The number of `blocked` tasks of each unit, by unit id: asked on every pump for every
+    /// open unit, where a range count over `blocked` cost a third of a run.
+    blocked_per_unit: Vec<u32>,
     /// The blocked task running each inline read.
     blocked_by_read: BTreeMap<u64, (u32, u32)>,
     /// How the threads spent the run, as integrals over time.
@@ -310,6 +314,36 @@ impl Threads {
     /// Blocked tasks of unit `uid`.
     fn blocked_of(&self, uid: u32) -> impl Iterator<Item = (&(u32, u32), &blocked::BlockedTask)> {
         self.blocked.range((uid, 0)..(uid + 1, 0))
+    }
+
+    /// How many tasks of unit `uid` are blocked.
+    fn blocked_count(&self, uid: u32) -> u32 {
+        self.blocked_per_unit.get(uid as usize).copied().unwrap_or(0)
+    }
+
+    /// Step `s` of unit `uid` holds a thread while it waits; false if it already did.
+    fn block(&mut self, uid: u32, s: u32, task: blocked::BlockedTask) -> bool {
+        if self.blocked.contains_key(&(uid, s)) {
+            return false;
+        }
+        self.blocked.insert((uid, s), task);
+        let i = uid as usize;
+        if self.blocked_per_unit.len() <= i {
+            self.blocked_per_unit.resize(i + 1, 0);
+        }
+        if let Some(n) = self.blocked_per_unit.get_mut(i) {
+            *n += 1;
+        }
+        true
+    }
+
+    /// Step `s` of unit `uid` no longer holds a thread: its task, if it was blocked.
+    fn unblock(&mut self, uid: u32, s: u32) -> Option<blocked::BlockedTask> {
+        let task = self.blocked.remove(&(uid, s))?;
+        if let Some(n) = self.blocked_per_unit.get_mut(uid as usize) {
+            decrement(n);
+        }
+        Some(task)
     }
 }
 
@@ -547,6 +581,7 @@ impl ClickHouseReader {
             decodes: BTreeMap::new(),
             decoding_by_unit: BTreeMap::new(),
             blocked: BTreeMap::new(),
+            blocked_per_unit: Vec::new(),
             blocked_by_read: BTreeMap::new(),
             time: ThreadTime {
                 threads: strategy.max_parsing_threads.max(1),

@@ -212,7 +212,7 @@ impl ClickHouseReader {
         };
         let may_inline = self.cfg.inline_reads
             || (self.cfg.inline_footer_reads && matches!(purpose, Purpose::Footer { .. }));
-        let by_blocked = self.threads.blocked_of(uid).next().is_some();
+        let by_blocked = self.threads.blocked_count(uid) > 0;
         if may_inline
             && (by_blocked || self.threads.held() < self.cfg.max_parsing_threads)
             && self.io.stream_thread_free(stream)

@@ -5,7 +5,7 @@
 
 use limits::u32_of;
 
-use super::{ClickHouseReader, IcebergPhase, Purpose, ReadStatus, Runner};
+use super::{ClickHouseReader, IcebergPhase, Purpose, ReadStatus, Runner, StepStatus};
 
 /// How many alive reads are in each status.
 #[derive(Default)]
@@ -141,6 +141,19 @@ impl ClickHouseReader {
             assert!(
                 slot.is_some_and(Option::is_some),
                 "unit {id} listed open, not held"
+            );
+        }
+        // `blocked_tasks_of` passes over a unit with no step started and not ready.
+        for unit in u.open.iter().flatten() {
+            let started = unit
+                .steps
+                .iter()
+                .filter(|st| st.status == StepStatus::Started)
+                .count();
+            assert_eq!(
+                unit.started_not_ready as usize, started,
+                "unit {}: steps started and not ready",
+                unit.id
             );
         }
     }

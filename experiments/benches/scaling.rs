@@ -1,5 +1,5 @@
 //! Run time against the number of planned reads: the same shape at 1x, 10x and 100x files.
-//! `cargo bench -p sim --bench scaling`. Time per read must stay flat (linear growth).
+//! `cargo bench -p experiments --bench scaling`. Time per read must stay flat (linear growth).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};

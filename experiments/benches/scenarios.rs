@@ -42,7 +42,11 @@ fn bench(c: &mut Criterion) {
         std::env::set_current_dir(&root).expect("cd");
         let loaded = scenario::load(&path, &[]).expect("shipped scenario");
         let gets = pool.install(|| simulated_gets(&loaded));
-        let name = path.file_stem().expect("stem").to_string_lossy().to_string();
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .to_string();
         eprintln!("{name}: {gets} simulated GETs a run");
         g.throughput(Throughput::Elements(gets));
         g.bench_with_input(BenchmarkId::from_parameter(&name), &loaded, |b, l| {

@@ -80,7 +80,11 @@ impl ClickHouseReader {
             c.inline_blocked_thread
         );
         let counted: u64 = t.blocked_per_unit.iter().map(|&n| u64::from(n)).sum();
-        assert_eq!(counted, t.blocked.len() as u64, "blocked tasks counted per unit");
+        assert_eq!(
+            counted,
+            t.blocked.len() as u64,
+            "blocked tasks counted per unit"
+        );
         for &(uid, _) in t.blocked.keys() {
             assert_eq!(
                 t.blocked_count(uid) as usize,

@@ -318,7 +318,10 @@ impl Threads {
 
     /// How many tasks of unit `uid` are blocked.
     fn blocked_count(&self, uid: u32) -> u32 {
-        self.blocked_per_unit.get(uid as usize).copied().unwrap_or(0)
+        self.blocked_per_unit
+            .get(uid as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Step `s` of unit `uid` holds a thread while it waits; false if it already did.

@@ -162,6 +162,7 @@ where
 /// A count or index held in a `usize` (a `Vec`'s length, a position in it) as a `u32`, for the
 /// vectors a validated table bounds; see [`narrow`].
 #[track_caller]
+#[inline]
 pub fn u32_of(n: usize) -> u32 {
     narrow(n)
 }
@@ -169,6 +170,7 @@ pub fn u32_of(n: usize) -> u32 {
 /// A count or offset held in a `u64` as a `usize` index, for values already checked against a
 /// buffer's length or a bound of this crate; see [`narrow`].
 #[track_caller]
+#[inline]
 pub fn usize_of(n: u64) -> usize {
     narrow(n)
 }
@@ -176,6 +178,7 @@ pub fn usize_of(n: u64) -> usize {
 /// `x` rounded toward zero as a `u64`, saturating: NaN and negative values give 0, values above
 /// `u64::MAX` give `u64::MAX` (what Rust's float-to-integer `as` is defined to do; named here so
 /// a reader of the call sees that the clamp is meant).
+#[inline]
 pub fn saturating_u64(x: f64) -> u64 {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let clamped = x as u64;

@@ -118,10 +118,12 @@ impl ClickHouseReader {
                         };
                         self.threads.block(u.id, s, task);
                         // A task blocked before counts here a second time (it is in `held`
-                        // already). Counting it once was tried (2026-12-04): more tasks block,
-                        // they hold parsing threads that decodes then lack, and the redesign
-                        // gets slower (9.40 -> 11.55 s at 16 IO threads; F8.redesign 3.72x ->
-                        // 1.24x, outside 2x-4.5x). Which is ClickHouse's accounting is open.
+                        // already), where ClickHouse's `checkTaskSchedulingLimits` counts each
+                        // of its `batches_in_progress` once against `parsing_threads`: a known
+                        // error of the model, kept because the F8 fit leans on it. Counting it
+                        // once (tried 2026-12-04): more tasks block, they hold parsing threads
+                        // that decodes then lack, and the redesign gets slower (9.40 -> 11.55 s
+                        // at 16 IO threads; F8.redesign 3.72x -> 1.24x, outside 2x-4.5x).
                         held += 1;
                         waiting_seen += 1;
                     }

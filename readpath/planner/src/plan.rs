@@ -96,6 +96,15 @@ pub struct Step {
     pub ends_subgroup: bool,
 }
 
+impl Step {
+    /// Where the step falls in its row group: the early stages (`false, 0`), then the page
+    /// steps by subgroup. A row group's steps are sorted by it ([`FilePlanner::plan_row_group`]
+    /// asserts it in debug builds).
+    pub fn decode_order(&self) -> (bool, u32) {
+        (self.kind.decodes(), self.kind.subgroup())
+    }
+}
+
 /// One row group that survived min/max pruning.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RowGroupPlan {
@@ -355,6 +364,12 @@ impl<'a> FilePlanner<'a> {
         let early = self.early_steps(rg);
         let slices = Slices::new(self.input, rg, early.column_index_present);
         let subgroups = self.page_steps(rg, &early, &slices);
+        debug_assert!(
+            self.steps
+                .get(first_step as usize..)
+                .is_some_and(|steps| steps.is_sorted_by_key(Step::decode_order)),
+            "a row group's steps: the early stages, then page steps by subgroup"
+        );
         let input = self.input;
         self.row_groups.push(RowGroupPlan {
             row_group: index,

@@ -56,11 +56,12 @@ impl ClickHouseReader {
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
     pub(super) fn run_blocked_tasks(&mut self) -> Result<bool, PlanError> {
-        let ids: Vec<u32> = self.units.open_ids.iter().copied().collect();
+        let ids = self.units.take_open_ids();
         let before = self.out.len();
-        for uid in ids {
+        for &uid in &ids {
             self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
         }
+        self.units.return_open_ids(ids);
         Ok(self.out.len() > before)
     }
 
@@ -86,7 +87,7 @@ impl ClickHouseReader {
     }
 
     /// Adds the unit's waiting current subgroups to the blocked set while threads allow.
-    fn admit_blocked(&mut self, u: &OpenUnit) {
+    fn admit_blocked(&mut self, u: &mut OpenUnit) {
         let decoding = if self.cfg.blocked_inline {
             self.threads
                 .decoding_by_unit
@@ -97,11 +98,13 @@ impl ClickHouseReader {
             0
         };
         let mut held = decoding + self.threads.blocked_count(u.id);
+        // The parsing threads held in all; only a new blocked task below changes it.
+        let mut threads_held = self.threads.held();
         // At most `started_not_ready` row groups wait: past the last of them, nothing is admitted.
         let mut waiting_seen = 0;
         let mut rg = u.first_incomplete;
         while held < self.cfg.column_data_threads
-            && self.threads.held() < self.cfg.max_parsing_threads
+            && threads_held < self.cfg.max_parsing_threads
             && waiting_seen < u.started_not_ready
         {
             let Some(state) = u.rgs.get(rg) else { break };
@@ -116,7 +119,10 @@ impl ClickHouseReader {
                             since_ns: self.now_ns,
                             inline_read: None,
                         };
-                        self.threads.block(u.id, s, task);
+                        if self.threads.block(u.id, s, task) {
+                            threads_held += 1;
+                        }
+                        debug_assert_eq!(threads_held, self.threads.held());
                         // A task blocked before counts here a second time (it is in `held`
                         // already), where ClickHouse's `checkTaskSchedulingLimits` counts each
                         // of its `batches_in_progress` once against `parsing_threads`: a known
@@ -134,18 +140,28 @@ impl ClickHouseReader {
     }
 
     /// The decode step of row group `rg`'s current subgroup that is not finished, if any.
-    fn current_decode_step(u: &OpenUnit, rg: usize) -> Option<u32> {
+    ///
+    /// A row group's steps are sorted by `Step::decode_order` (the plan asserts it), so every
+    /// step before the one found is for good not the answer (an early stage, an earlier
+    /// subgroup, or finished): the search starts where the last one ended
+    /// (`RgState::decode_search_from`).
+    fn current_decode_step(u: &mut OpenUnit, rg: usize) -> Option<u32> {
         let state = u.rgs.get(rg)?;
         let plan = u.plan.row_groups.get(rg)?;
-        plan.steps.clone().find(|&s| {
+        let from = state.decode_search_from.max(plan.steps.start);
+        let found = (from..plan.steps.end).find(|&s| {
             u.plan
                 .steps
                 .get(s as usize)
-                .is_some_and(|p| p.kind.decodes() && p.kind.subgroup() == state.subgroups_done)
+                .is_some_and(|p| p.decode_order() == (true, state.subgroups_done))
                 && u.steps
                     .get(s as usize)
                     .is_some_and(|st| st.status != StepStatus::Finished)
-        })
+        });
+        if let (Some(s), Some(state)) = (found, u.rgs.get_mut(rg)) {
+            state.decode_search_from = s;
+        }
+        found
     }
 
     /// A blocked task takes its subgroup's reads out of the planning queue and runs one that

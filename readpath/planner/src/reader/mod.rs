@@ -76,6 +76,9 @@ struct RgState {
     dropped: bool,
     complete: bool,
     subgroups_done: u32,
+    /// Where the search for the current subgroup's decode step starts: every step of the row
+    /// group before it is an early stage, of an earlier subgroup, or finished ([`blocked`]).
+    decode_search_from: u32,
     active_decodes: u32,
     pending_decodes: VecDeque<u32>,
 }
@@ -360,6 +363,9 @@ struct Units {
     streams: Vec<VecDeque<u32>>,
     open: Vec<Option<Box<OpenUnit>>>,
     open_ids: BTreeSet<u32>,
+    /// A buffer reused by the passes over `open_ids` that run on every pump (a pass may open
+    /// or close units, so it walks a copy); [`Units::take_open_ids`].
+    open_ids_scratch: Vec<u32>,
     /// Units whose cursor may advance.
     dirty: BTreeSet<u32>,
     /// (unit, step) that may start now (eligible-driven).
@@ -368,6 +374,21 @@ struct Units {
     parked: Vec<(u32, u32)>,
     /// Units whose next step memory refused (coupled): dirty again when memory frees.
     memory_blocked: BTreeSet<u32>,
+}
+
+impl Units {
+    /// A copy of the open units' ids, in the reused buffer; give it back with
+    /// [`Units::return_open_ids`].
+    fn take_open_ids(&mut self) -> Vec<u32> {
+        let mut ids = std::mem::take(&mut self.open_ids_scratch);
+        ids.clear();
+        ids.extend(self.open_ids.iter().copied());
+        ids
+    }
+
+    fn return_open_ids(&mut self, ids: Vec<u32>) {
+        self.open_ids_scratch = ids;
+    }
 }
 
 /// The Iceberg metadata phase: its reads, one at a time, before any data file opens.
@@ -598,6 +619,7 @@ impl ClickHouseReader {
             next: 0,
             done: 0,
             open_ids: BTreeSet::new(),
+            open_ids_scratch: Vec::new(),
             dirty: BTreeSet::new(),
             eligible: Vec::new(),
             parked: Vec::new(),

@@ -264,8 +264,8 @@ impl ClickHouseReader {
     /// (`docs/readpath.md`, "What the code says").
     pub(super) fn issue_from_queues(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
-        let ids: Vec<u32> = self.units.open_ids.iter().copied().collect();
-        for uid in ids {
+        let ids = self.units.take_open_ids();
+        for &uid in &ids {
             let issued = self.with_unit(uid, |r, u| {
                 let mut n = 0u32;
                 loop {
@@ -288,6 +288,7 @@ impl ClickHouseReader {
             })?;
             any |= issued > 0;
         }
+        self.units.return_open_ids(ids);
         Ok(any)
     }
 

@@ -159,6 +159,22 @@ impl ClickHouseReader {
                 "unit {}: steps started and not ready",
                 unit.id
             );
+            // `current_decode_step` starts its search at `decode_search_from`.
+            for (rg, (state, plan)) in unit.rgs.iter().zip(&unit.plan.row_groups).enumerate() {
+                for s in plan.steps.start..state.decode_search_from.max(plan.steps.start) {
+                    let passed = unit.plan.steps.get(s as usize).is_some_and(|p| {
+                        !p.kind.decodes() || p.kind.subgroup() < state.subgroups_done
+                    }) || unit
+                        .steps
+                        .get(s as usize)
+                        .is_some_and(|st| st.status == StepStatus::Finished);
+                    assert!(
+                        passed,
+                        "unit {}, row group {rg}: step {s} is before the decode search start",
+                        unit.id
+                    );
+                }
+            }
         }
     }
 

@@ -12,8 +12,9 @@
 use crate::TimeNs;
 use std::cmp::Ordering;
 // A 4-ary heap (the `dary_heap` crate, std's `BinaryHeap` API): half the depth of a binary heap,
-// and its four children share a cache line or two; in the hold model it pops 1.25x as fast as
-// std's binary heap at 100,000 pending events (`cargo bench -p engine`).
+// and its four children share a cache line or two. In the hold model at 100,000 pending events
+// the engine measured 1.25x and 0.91x of a bare std binary heap in two runs on a noisy VM, and
+// 0.85x before this change (`cargo bench -p engine --bench hold`; README, "Performance").
 use dary_heap::QuaternaryHeap as BinaryHeap;
 
 /// Names one cancellable event, for [`EventQueue::cancel`]. A key stays valid (and harmless)

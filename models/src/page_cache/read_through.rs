@@ -96,6 +96,25 @@ pub(crate) struct Run {
     pub read_through_blocks: u64,
 }
 
+/// The base build's fetches: every missing run split into runs of one block each (one
+/// `readBigAt` per missing block, `PageCacheMode::Base`).
+pub(crate) fn split_misses_per_block(runs: Vec<Run>) -> Vec<Run> {
+    let mut out = Vec::with_capacity(runs.len());
+    for run in runs {
+        if run.cached {
+            out.push(run);
+            continue;
+        }
+        debug_assert_eq!(run.read_through_blocks, 0, "the base reads nothing through");
+        out.extend((run.first..run.end).map(|b| Run {
+            first: b,
+            end: b + 1,
+            ..run
+        }));
+    }
+    out
+}
+
 /// Bridges interior cached runs (between two missing runs) of at most `max_island_blocks`
 /// blocks, in offset order, while the blocks bridged stay within
 /// `missing_blocks x waste_permille / 1000`; merges the neighbours of a bridged island. Cached
@@ -181,6 +200,22 @@ mod tests {
             fast.record(100_000_000, 1_000_000, 100_000_000);
         }
         assert_eq!(fast.budget_bytes(), MAX_BUDGET_BYTES);
+    }
+
+    #[test]
+    fn the_base_fetches_each_missing_block_alone() {
+        let runs = vec![run(0, 3, false), run(3, 4, true), run(4, 6, false)];
+        assert_eq!(
+            split_misses_per_block(runs),
+            vec![
+                run(0, 1, false),
+                run(1, 2, false),
+                run(2, 3, false),
+                run(3, 4, true),
+                run(4, 5, false),
+                run(5, 6, false)
+            ]
+        );
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub struct Entry {
     /// Coalescing group (0 = whole range; pages of one chunk and blocks of one filter share
     /// a non-zero id).
     pub group: u32,
+    /// The pages of one chunk too short to split share a non-zero id: the first subgroup that
+    /// needs one of them reads them all (`PlanInput::unsplit_below_bytes`). 0 otherwise.
+    pub whole_chunk: u32,
     /// What the bytes are.
     pub kind: ReadKind,
 }
@@ -167,6 +170,12 @@ pub struct PlanInput<'a> {
     pub seed: u64,
     /// `input_format_parquet_use_offset_index`.
     pub use_offset_index: bool,
+    /// `min_bytes_for_seek`: a chunk whose data pages span fewer bytes is not split into its
+    /// pages' own coalescing group but read whole by the first subgroup that needs it, as one
+    /// range that may coalesce with its neighbours (`Prefetcher::splitRange`: "If the request is
+    /// already short, don't split it, and try to coalesce with other ranges"). 0: every chunk
+    /// of several pages is split.
+    pub unsplit_below_bytes: u64,
     /// Cut row groups into subgroups (ClickHouse); peers read a row group as one unit.
     pub subgroups: bool,
     /// Issue is planned (R5): dictionary and index steps wait for nothing; otherwise each
@@ -178,14 +187,15 @@ pub struct PlanInput<'a> {
     pub sequential_subgroups: bool,
 }
 
-/// A column's pages as (first row, end row, bytes), its coalescing group, and whether it is a
-/// PREWHERE column.
-type ColumnPages = (u32, Vec<(u64, u64, ByteRange)>, u32, bool);
+/// A column's pages as (first row, end row, bytes), its coalescing group and whole-chunk id
+/// ([`Entry::whole_chunk`]), and whether it is a PREWHERE column.
+type ColumnPages = (u32, Vec<(u64, u64, ByteRange)>, (u32, u32), bool);
 
 /// A candidate range before overlapping ones are merged into entries.
 struct Candidate {
     range: ByteRange,
     group: u32,
+    whole_chunk: u32,
     kind: ReadKind,
 }
 
@@ -198,7 +208,21 @@ struct Builder {
 
 impl Builder {
     fn add(&mut self, range: ByteRange, group: u32, kind: ReadKind) -> u32 {
-        self.candidates.push(Candidate { range, group, kind });
+        self.add_in((group, 0), range, kind)
+    }
+    /// A candidate of coalescing group `group` and whole chunk `whole_chunk`.
+    fn add_in(
+        &mut self,
+        (group, whole_chunk): (u32, u32),
+        range: ByteRange,
+        kind: ReadKind,
+    ) -> u32 {
+        self.candidates.push(Candidate {
+            range,
+            group,
+            whole_chunk,
+            kind,
+        });
         u32_of(self.candidates.len() - 1)
     }
     fn group(&mut self) -> u32 {
@@ -611,15 +635,25 @@ impl<'a> FilePlanner<'a> {
                 break;
             };
             let pages = self.column_pages(rg, c);
-            // A one-page chunk is a whole range, not a split one.
-            let group = if pages.len() > 1 {
+            // A one-page chunk is a whole range, not a split one; so is a chunk too short to
+            // split, whose pages the first subgroup reads together.
+            let short = rg
+                .chunk(c)
+                .is_some_and(|ch| ch.data_len < self.input.unsplit_below_bytes);
+            let whole = if pages.len() > 1 && short {
+                self.b.group()
+            } else {
+                0
+            };
+            let group = if pages.len() > 1 && !short {
                 self.b.group()
             } else if located_late && rg.chunk(c).is_some_and(|ch| self.paged(ch)) {
                 late_group
             } else {
                 0
             };
-            columns.push((c, pages, group, self.input.prewhere_columns.contains(&c)));
+            let ids = (group, whole);
+            columns.push((c, pages, ids, self.input.prewhere_columns.contains(&c)));
         }
         columns
     }
@@ -714,12 +748,12 @@ impl<'a> FilePlanner<'a> {
                         // Split out of the same chunk as its pages: the same group.
                         target
                             .candidates
-                            .push(self.b.add(d, *group, ReadKind::Dictionary));
+                            .push(self.b.add_in(*group, d, ReadKind::Dictionary));
                         target.compressed_bytes += d.len();
                     }
                     target
                         .candidates
-                        .push(self.b.add(range, *group, ReadKind::DataPages));
+                        .push(self.b.add_in(*group, range, ReadKind::DataPages));
                     target.compressed_bytes += range.len();
                 }
             }
@@ -926,6 +960,7 @@ fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
             _ => entries.push(Entry {
                 range: cand.range,
                 group: cand.group,
+                whole_chunk: cand.whole_chunk,
                 kind: cand.kind,
             }),
         }
@@ -957,6 +992,7 @@ mod tests {
             bloom_drop_fraction: 0.0,
             seed: 1,
             use_offset_index: true,
+            unsplit_below_bytes: 0,
             subgroups: true,
             planned: false,
             sequential_subgroups: false,

@@ -67,7 +67,7 @@ impl ClickHouseReader {
 
     fn blocked_tasks_of(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
         // Only a started step may block, and every blocked task's step is started.
-        if u.phase != Phase::Steps || u.started_not_ready == 0 {
+        if u.phase != Phase::Steps || u.started_decodes_not_ready == 0 {
             return Ok(());
         }
         self.admit_blocked(u);
@@ -100,12 +100,13 @@ impl ClickHouseReader {
         let mut held = decoding + self.threads.blocked_count(u.id);
         // The parsing threads held in all; only a new blocked task below changes it.
         let mut threads_held = self.threads.held();
-        // At most `started_not_ready` row groups wait: past the last of them, nothing is admitted.
+        // At most `started_decodes_not_ready` row groups wait (one current decode step each):
+        // past the last of them, nothing is admitted.
         let mut waiting_seen = 0;
         let mut rg = u.first_incomplete;
         while held < self.cfg.column_data_threads
             && threads_held < self.cfg.max_parsing_threads
-            && waiting_seen < u.started_not_ready
+            && waiting_seen < u.started_decodes_not_ready
         {
             let Some(state) = u.rgs.get(rg) else { break };
             if !state.complete && !state.dropped {

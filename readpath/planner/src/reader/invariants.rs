@@ -159,6 +159,17 @@ impl ClickHouseReader {
                 "unit {}: steps started and not ready",
                 unit.id
             );
+            let started_decodes = unit
+                .steps
+                .iter()
+                .zip(&unit.plan.steps)
+                .filter(|(st, p)| st.status == StepStatus::Started && p.kind.decodes())
+                .count();
+            assert_eq!(
+                unit.started_decodes_not_ready as usize, started_decodes,
+                "unit {}: decode steps started and not ready",
+                unit.id
+            );
             // `current_decode_step` starts its search at `decode_search_from`.
             for (rg, (state, plan)) in unit.rgs.iter().zip(&unit.plan.row_groups).enumerate() {
                 for s in plan.steps.start..state.decode_search_from.max(plan.steps.start) {

@@ -112,6 +112,9 @@ struct OpenUnit {
     steps: Vec<StepState>,
     cursor: usize,
     started_not_ready: u32,
+    /// Of those, the decode (page) steps: only they can block a parsing thread, so the
+    /// blocked walk stops once it has seen this many.
+    started_decodes_not_ready: u32,
     rgs: Vec<RgState>,
     first_incomplete: usize,
     rgs_done: usize,
@@ -119,25 +122,26 @@ struct OpenUnit {
     local_waiting: VecDeque<u64>,
     reads_running: u32,
     reads_alive: u32,
-    /// Coalescing group -> its entries, built on first use ([`OpenUnit::group_entries`]).
-    groups: Option<BTreeMap<u32, Vec<u32>>>,
+    /// Whole chunk id -> its entries, built on first use ([`OpenUnit::whole_chunk_entries`]).
+    whole_chunks: Option<BTreeMap<u32, Vec<u32>>>,
 }
 
 impl OpenUnit {
-    /// The entries of coalescing group `g` (the pages of one column chunk), in offset order.
-    fn group_entries(&mut self, g: u32) -> Vec<u32> {
+    /// The entries of whole chunk `w` (the pages of one chunk too short to split), in offset
+    /// order.
+    fn whole_chunk_entries(&mut self, w: u32) -> Vec<u32> {
         let plan = &self.plan;
-        self.groups
+        self.whole_chunks
             .get_or_insert_with(|| {
                 let mut m: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
                 for (i, e) in plan.entries.iter().enumerate() {
-                    if e.group != 0 {
-                        m.entry(e.group).or_default().push(u32_of(i));
+                    if e.whole_chunk != 0 {
+                        m.entry(e.whole_chunk).or_default().push(u32_of(i));
                     }
                 }
                 m
             })
-            .get(&g)
+            .get(&w)
             .cloned()
             .unwrap_or_default()
     }

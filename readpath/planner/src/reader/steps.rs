@@ -150,6 +150,9 @@ impl ClickHouseReader {
             }
             state.status = StepStatus::Started;
             u.started_not_ready += 1;
+            if plan_step.kind.decodes() {
+                u.started_decodes_not_ready += 1;
+            }
             let mut pending = 0;
             for &e in &plan_step.entries {
                 let ei = e as usize;
@@ -181,7 +184,7 @@ impl ClickHouseReader {
                 ready_now.push(s);
             }
         }
-        if self.cfg.stage_driven {
+        if self.cfg.subgroups {
             self.whole_short_chunks(u, &mut to_read, &mut owner);
         }
         to_read.sort_unstable();
@@ -196,38 +199,33 @@ impl ClickHouseReader {
     }
 
     /// `Prefetcher::splitRange`: a column chunk shorter than `min_bytes_for_seek` is not split
-    /// into the subgroup's pages but read whole (and may merge with its neighbours), so the
-    /// first subgroup that needs it requests every entry of its chunk.
+    /// into its pages but read whole, so the first subgroup that needs one of its pages
+    /// requests them all ([`crate::plan::Entry::whole_chunk`]), on that subgroup's behalf.
     fn whole_short_chunks(
         &mut self,
         u: &mut OpenUnit,
         to_read: &mut Vec<u32>,
         owner: &mut BTreeMap<u32, (u32, u32)>,
     ) {
-        let seek = self.strategy.min_bytes_for_seek();
-        let groups: BTreeSet<u32> = to_read
+        let chunks: BTreeSet<u32> = to_read
             .iter()
             .filter_map(|&e| u.plan.entries.get(e as usize))
-            .map(|x| x.group)
-            .filter(|&g| g != 0)
+            .map(|x| x.whole_chunk)
+            .filter(|&w| w != 0)
             .collect();
-        for g in groups {
-            let members = u.group_entries(g);
-            let bytes: u64 = members
-                .iter()
-                .filter_map(|&e| u.plan.entries.get(e as usize))
-                .map(|x| x.range.len())
-                .sum();
-            if bytes >= seek {
-                continue;
-            }
+        for w in chunks {
             let key = to_read
                 .iter()
-                .filter(|&&e| u.plan.entries.get(e as usize).is_some_and(|x| x.group == g))
+                .filter(|&&e| {
+                    u.plan
+                        .entries
+                        .get(e as usize)
+                        .is_some_and(|x| x.whole_chunk == w)
+                })
                 .filter_map(|e| owner.get(e).copied())
                 .min()
                 .unwrap_or((0, 0));
-            for e in members {
+            for e in u.whole_chunk_entries(w) {
                 if u.entry_state.get(e as usize) == Some(&EntryState::Idle) && !to_read.contains(&e)
                 {
                     to_read.push(e);
@@ -281,6 +279,9 @@ impl ClickHouseReader {
         let Some(plan_step) = u.plan.steps.get(s as usize) else {
             return Ok(());
         };
+        if plan_step.kind.decodes() {
+            decrement(&mut u.started_decodes_not_ready);
+        }
         let rg = plan_step.rg as usize;
         let dropped = u.rgs.get(rg).is_some_and(|r| r.dropped);
         if !plan_step.kind.decodes() || dropped {

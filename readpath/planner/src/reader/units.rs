@@ -32,6 +32,12 @@ impl ClickHouseReader {
             bloom_drop_fraction: self.query.bloom_drop_fraction,
             seed: self.query.seed,
             use_offset_index: self.strategy.use_offset_index,
+            // ClickHouse's Prefetcher splits only chunks of at least `min_bytes_for_seek`.
+            unsplit_below_bytes: if self.cfg.subgroups {
+                self.strategy.min_bytes_for_seek()
+            } else {
+                0
+            },
             subgroups: self.cfg.subgroups,
             planned: self.cfg.planned,
             sequential_subgroups: self.cfg.stage_driven,
@@ -143,6 +149,7 @@ impl ClickHouseReader {
             steps,
             cursor: 0,
             started_not_ready: 0,
+            started_decodes_not_ready: 0,
             rgs,
             first_incomplete: 0,
             rgs_done: 0,
@@ -150,7 +157,7 @@ impl ClickHouseReader {
             local_waiting: VecDeque::new(),
             reads_running: 0,
             reads_alive: 0,
-            groups: None,
+            whole_chunks: None,
             plan,
         };
         if let Some(s) = self.units.streams.get_mut(stream) {

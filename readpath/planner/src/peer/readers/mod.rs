@@ -126,6 +126,7 @@ fn answer_rows(layout: &FileLayout, fi: FileIndex, query: &QuerySpec) -> BTreeMa
         bloom_drop_fraction: query.bloom_drop_fraction,
         seed: query.seed,
         use_offset_index: true,
+        unsplit_below_bytes: 0,
         subgroups: false,
         planned: false,
         sequential_subgroups: false,

@@ -56,6 +56,9 @@ struct Get {
     range: ByteRange,
     started_ns: u64,
     first_byte_ns: Option<u64>,
+    /// When the first progress report came (a chunk boundary before the end): what the page
+    /// cache's R8 fit calls the first byte ([`PageCache::record_fetch`]).
+    first_progress_ns: Option<u64>,
 }
 
 /// Where one piece of a logical read comes from.
@@ -469,6 +472,7 @@ impl IoWorld {
                 range,
                 started_ns: now,
                 first_byte_ns: None,
+                first_progress_ns: None,
             },
         );
         if let Err(e) = self.client.start(
@@ -536,8 +540,11 @@ impl IoWorld {
         if matches!(ev, ClientEvent::FirstByte { .. }) && get.first_byte_ns.is_none() {
             get.first_byte_ns = Some(t);
         }
+        if matches!(ev, ClientEvent::Progress { .. }) && get.first_progress_ns.is_none() {
+            get.first_progress_ns = Some(t);
+        }
         let (purpose, object, range) = (get.purpose, get.object, get.range);
-        let (started_ns, first_byte_ns) = (get.started_ns, get.first_byte_ns.unwrap_or(t));
+        let (started_ns, first_progress_ns) = (get.started_ns, get.first_progress_ns);
         match ev {
             ClientEvent::FirstByte { .. } => {
                 if let GetPurpose::Fragment {
@@ -573,13 +580,18 @@ impl IoWorld {
                 self.gets.remove(&token);
                 if let Some((pc, _)) = &mut self.page_cache {
                     pc.insert(object, range);
-                    if matches!(purpose, GetPurpose::Fragment { .. }) {
-                        pc.record_fetch(
-                            object,
-                            first_byte_ns.saturating_sub(started_ns),
-                            t.saturating_sub(first_byte_ns),
-                            range.len(),
-                        );
+                    // R8 fits on the first progress report, as `updateReadStats` does; a fetch
+                    // whose only report is its end (one progress chunk or less) gives no sample.
+                    match first_progress_ns {
+                        Some(p) if matches!(purpose, GetPurpose::Fragment { .. }) && t > p => {
+                            pc.record_fetch(
+                                object,
+                                p.saturating_sub(started_ns),
+                                t - p,
+                                range.len(),
+                            );
+                        }
+                        _ => {}
                     }
                 }
                 let fill = match purpose {

@@ -4,6 +4,7 @@ mod common;
 use common::*;
 use experiments::report::Metric;
 use experiments::run::RunOptions;
+use planner::ProfileEvent;
 
 #[test]
 fn same_seed_same_report_whatever_the_thread_count() {
@@ -136,4 +137,32 @@ fn ablation_runs_base_each_mechanism_alone_and_the_redesign() {
         metric(r, "default", "base+R5", Metric::MeanConcurrentGets)
             > 1.5 * metric(r, "default", "base", Metric::MeanConcurrentGets)
     );
+}
+
+/// R8's per-island budget is fitted as `updateReadStats` fits it: on the first progress report
+/// of each fetch, and with no sample from a fetch whose only report is its end. With progress
+/// chunks larger than any fetch nothing is ever sampled, the budget stays 0 and nothing is read
+/// through; at the store's 1 MiB chunks the read-through fires.
+#[test]
+fn read_through_is_fitted_on_mid_transfer_progress_only() {
+    let through = |set: &[&str]| {
+        let l = load("partially-warm-page-cache.yaml", set);
+        let r = run(
+            &l,
+            &RunOptions {
+                cases: vec!["small-pool".into()],
+                arms: vec!["redesign".into()],
+                ..Default::default()
+            },
+        )
+        .report;
+        metric(
+            &r,
+            "small-pool",
+            "redesign",
+            Metric::Event(ProfileEvent::PageCacheReadThroughBytes),
+        )
+    };
+    assert!(through(&[]) > 0.0);
+    assert_eq!(through(&["store.progress_chunk=1GiB"]), 0.0);
 }

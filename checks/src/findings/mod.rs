@@ -44,12 +44,6 @@ pub const KNOWN_MISSES: &[(&str, &str)] = &[
         "the IO queue is in decode order, so blocked decode threads rarely find a queued read \
          to run inline; what else puts 19-70 GETs in flight is not in the sources read",
     ),
-    (
-        "F10.requests",
-        "the per-island read-through budget, min(bandwidth x first byte, 8 MiB), is about 1.5 MB \
-         on this store, so only one-block islands are bridged: a half-cached file at random \
-         blocks still splits the redesign's reads about 1.5 times each",
-    ),
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -307,8 +307,11 @@ impl PageCache {
         out
     }
 
-    /// One fetch of `bytes` from below for `object` finished: its first byte came
-    /// `first_byte_ns` after it started, the body took `transfer_ns` more (R8's fit).
+    /// One fetch of `bytes` from below for `object` finished: its first progress report came
+    /// `first_byte_ns` after it started and the rest took `transfer_ns` (R8's fit). As in
+    /// `updateReadStats`, the "first byte" is the first progress callback (after one progress
+    /// chunk), and the bandwidth sample divides all `bytes` by the time after it; the driver
+    /// gives no sample for a fetch whose only report is its end.
     pub fn record_fetch(&mut self, object: u64, first_byte_ns: u64, transfer_ns: u64, bytes: u64) {
         self.fits
             .entry(object)

@@ -7,7 +7,10 @@
 //! - **per island**: an island is bridged only if it has at most `budget / block_size` blocks,
 //!   where the budget is `min(bandwidth x first-byte time, 8 MiB)`, both fitted (EWMA, alpha 0.2,
 //!   the first sample taken as is) over this object's own fetches, and 0 until 4 fetches were
-//!   seen ([`FetchFit`]);
+//!   seen ([`FetchFit`]). The "first byte" is the fetch's first progress callback, one progress
+//!   chunk into the body, and the bandwidth sample is all the fetch's bytes over the time after
+//!   it (`updateReadStats`), so a two-chunk fetch samples twice the stream's bandwidth; fetches
+//!   of one chunk give no sample;
 //! - **per request**: the blocks bridged in one request are at most
 //!   `missing_blocks x waste_permille / 1000` (integer division), where the reader publishes
 //!   `waste_permille = clamp(4 / io_threads, 0.05, 1) x 1000` ([`waste_permille`]). At a deep IO

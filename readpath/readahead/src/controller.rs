@@ -88,7 +88,9 @@ struct TrackedRead {
     bytes: u64,
     issued_ns: u64,
     started_ns: Option<u64>,
-    first_byte_ns: Option<u64>,
+    /// The first progress report before the end (`publishBytesReady`'s first call): where the
+    /// Prefetcher's fit puts the first byte.
+    first_progress_ns: Option<u64>,
     bytes_ready: u64,
 }
 
@@ -99,9 +101,10 @@ pub struct CompletedRead {
     pub bytes: u64,
     /// Time waiting for an IO thread (issue to start).
     pub queued_ns: u64,
-    /// Start to first byte.
+    /// Start to the first progress report (the Prefetcher's "first byte"), or start to end when
+    /// no report came before the end.
     pub first_byte_ns: u64,
-    /// First byte to last byte.
+    /// The first progress report to the last byte (0 without a report before the end).
     pub transfer_ns: u64,
     /// Whether the sample fed the estimators (not for page-cache reads).
     pub fed_estimators: bool,
@@ -281,7 +284,7 @@ impl InFlightController {
             bytes,
             issued_ns: now_ns,
             started_ns: None,
-            first_byte_ns: None,
+            first_progress_ns: None,
             bytes_ready: 0,
         };
         if self.counts(&read) {
@@ -314,20 +317,18 @@ impl InFlightController {
         Ok(())
     }
 
-    /// The first byte of the read arrived.
-    pub fn on_first_byte(&mut self, now_ns: u64, read_id: u64) -> Result<(), ReadaheadError> {
-        let mut read = self.tracked(read_id)?;
-        let Some(started_ns) = read.started_ns else {
+    /// The first byte of the read arrived. Checked for order only: the Prefetcher's fit does
+    /// not see the transport's first byte, only its progress reports ([`Self::on_progress`]).
+    pub fn on_first_byte(&mut self, _now_ns: u64, read_id: u64) -> Result<(), ReadaheadError> {
+        let read = self.tracked(read_id)?;
+        if read.started_ns.is_none() {
             return Err(ReadaheadError::OutOfOrder {
                 read_id,
                 event: "first byte",
                 why: "the read has not started",
             });
-        };
-        if read.first_byte_ns.is_none() {
-            read.first_byte_ns = Some(now_ns.max(started_ns));
-            self.reads.insert(read_id, read);
         }
+        self.reads.insert(read_id, read);
         Ok(())
     }
 
@@ -348,11 +349,11 @@ impl InFlightController {
                 why: "the read has not started",
             });
         }
-        if read.first_byte_ns.is_none() {
-            // A progress event implies the first byte came; a driver may skip ReadFirstByte.
-            read.first_byte_ns = Some(now_ns);
-        }
         let ready = bytes_ready.min(read.bytes);
+        if read.first_progress_ns.is_none() && ready < read.bytes {
+            // `publishBytesReady`'s first call before the end: the fit's "first byte".
+            read.first_progress_ns = Some(now_ns);
+        }
         if ready > read.bytes_ready {
             self.bytes_in_flight -= ready - read.bytes_ready;
             read.bytes_ready = ready;
@@ -362,8 +363,11 @@ impl InFlightController {
     }
 
     /// The read finished. Feeds the estimators (unless its bytes came from the page cache) and
-    /// counts `ParquetReadFirstByteMicroseconds` and `ParquetReadTransferMicroseconds`. A read
-    /// completed without a start event is taken as started now (a synchronous read).
+    /// counts `ParquetReadFirstByteMicroseconds` and `ParquetReadTransferMicroseconds`, as
+    /// `Prefetcher::updateReadStats` does: the first byte is the first progress report before
+    /// the end, and a read without one (one progress chunk or less, a local `pread`) samples its
+    /// whole time as first byte and no bandwidth. A read completed without a start event is
+    /// taken as started now (a synchronous read).
     pub fn on_complete(
         &mut self,
         now_ns: u64,
@@ -374,9 +378,10 @@ impl InFlightController {
         let read = self.forget(read_id)?;
         let started_ns = read.started_ns.unwrap_or(now_ns).max(read.issued_ns);
         let now_ns = now_ns.max(started_ns);
-        // A local pread sends no first byte: ready = done.
+        // No report before the end (a local pread, a one-chunk body): the whole time is the
+        // round trip ("rtt_sample_us = transport_progress ? first_byte_us : total_us").
         let first_byte_at = read
-            .first_byte_ns
+            .first_progress_ns
             .unwrap_or(now_ns)
             .clamp(started_ns, now_ns);
         let first_byte_ns = first_byte_at - started_ns;
@@ -516,10 +521,11 @@ mod tests {
         let mut c = InFlightController::new(config(MIB, false)).unwrap();
         c.on_issue(1_000, 1, 1_000_000, &mut events).unwrap();
         c.on_start(3_000, 1).unwrap();
-        c.on_first_byte(20_003_000, 1).unwrap(); // 20 ms
+        c.on_first_byte(10_003_000, 1).unwrap(); // not what the fit sees
+        c.on_progress(20_003_000, 1, 250_000).unwrap(); // first report: 20 ms
         let done = c
             .on_complete(21_003_000, 1, ReadSource::Store, &mut events)
-            .unwrap(); // 1 MB in 1 ms
+            .unwrap(); // 1 MB over the 1 ms after the first report
         assert_eq!(done.queued_ns, 2_000);
         assert_eq!(done.first_byte_ns, 20_000_000);
         assert_eq!(done.transfer_ns, 1_000_000);
@@ -537,6 +543,25 @@ mod tests {
             c.on_complete(22_000_000, 1, ReadSource::Store, &mut events),
             Err(ReadaheadError::UnknownRead { read_id: 1 })
         );
+    }
+
+    #[test]
+    fn a_read_without_a_report_before_its_end_samples_its_whole_time_and_no_bandwidth() {
+        let mut events = ProfileEvents::new();
+        let mut c = InFlightController::new(config(MIB, false)).unwrap();
+        let bw_before = c.bandwidth_estimator().bytes_per_us();
+        c.on_issue(0, 1, 500_000, &mut events).unwrap();
+        c.on_start(0, 1).unwrap();
+        c.on_first_byte(20_000_000, 1).unwrap();
+        c.on_progress(30_000_000, 1, 500_000).unwrap(); // the end itself: not a report before it
+        let done = c
+            .on_complete(30_000_000, 1, ReadSource::Store, &mut events)
+            .unwrap();
+        assert_eq!((done.first_byte_ns, done.transfer_ns), (30_000_000, 0));
+        assert_eq!(c.first_byte_estimator().samples(), 1);
+        assert_eq!(c.bandwidth_estimator().samples(), 0);
+        assert_eq!(c.bandwidth_estimator().bytes_per_us(), bw_before);
+        assert_eq!(events.parquet_read_first_byte_microseconds, 30_000);
     }
 
     #[test]
@@ -592,13 +617,17 @@ mod tests {
             c.on_issue(t, id, 4_300_000, &mut events).unwrap();
             c.on_start(t, id).unwrap();
             c.on_first_byte(t + 30_000_000, id).unwrap();
+            // The first progress report, one 1 MiB chunk in (about 11 ms at 95.6 B/us).
+            c.on_progress(t + 41_000_000, id, MIB).unwrap();
             c.on_complete(t + 75_000_000, id, ReadSource::Store, &mut events)
                 .unwrap();
         }
         let target = c.target_bytes();
-        // 95.6 B/us x 30 ms x 16 threads x 2 = 91.7 MB.
+        // As `Prefetcher::updateReadStats` fits it: 41 ms to the first report, and 4.3 MB over
+        // the 34 ms after it (126.5 B/us): 126.5 B/us x 41 ms x 16 threads x 2 = 166 MB, where
+        // the transport's own first byte and rate would give 91.7 MB.
         assert!(
-            (85_000_000..100_000_000).contains(&target),
+            (155_000_000..175_000_000).contains(&target),
             "target {target}"
         );
     }

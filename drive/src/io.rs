@@ -55,7 +55,6 @@ struct Get {
     object: u64,
     range: ByteRange,
     started_ns: u64,
-    first_byte_ns: Option<u64>,
     /// When the first progress report came (a chunk boundary before the end): what the page
     /// cache's R8 fit calls the first byte ([`PageCache::record_fetch`]).
     first_progress_ns: Option<u64>,
@@ -471,7 +470,6 @@ impl IoWorld {
                 object,
                 range,
                 started_ns: now,
-                first_byte_ns: None,
                 first_progress_ns: None,
             },
         );
@@ -537,9 +535,6 @@ impl IoWorld {
         let Some(get) = self.gets.get_mut(&token) else {
             return;
         };
-        if matches!(ev, ClientEvent::FirstByte { .. }) && get.first_byte_ns.is_none() {
-            get.first_byte_ns = Some(t);
-        }
         if matches!(ev, ClientEvent::Progress { .. }) && get.first_progress_ns.is_none() {
             get.first_progress_ns = Some(t);
         }

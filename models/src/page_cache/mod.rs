@@ -6,12 +6,14 @@
 //! store ([`PageCache::plan`]). Two behaviours (`docs/readpath.md` section 2 and R8):
 //! - **Base**: a read is rounded out to whole blocks (a missed block is fetched whole, to fill
 //!   the cache), and every missing block is its own request, fetched one after another: the
-//!   `populateBlockRange` of the measured base build, before misses were coalesced. The base reader serves cache hits through the same IO queue as ~30 ms
+//!   `populateBlockRange` of the measured base build, before misses were coalesced. The base
+//!   reader serves cache hits through the same IO queue as ~30 ms
 //!   network reads and only when the whole read task is ready; that queueing lives in the
 //!   reader's IO pool and the driver's whole-read readiness, not here.
 //! - **Read-through** (R8): a run of consecutive missing blocks is one request (the coalescing
 //!   of misses that came with the redesign's cache-side changes), and short interior islands of
-//!   cached blocks are fetched with their neighbours instead of splitting the read (`PageCacheReadThroughBytes` counts them), under
+//!   cached blocks are fetched with their neighbours instead of splitting the read
+//!   (`PageCacheReadThroughBytes` counts them), under
 //!   the per-island and per-request bounds of [`read_through`]'s module documentation.
 //!
 //! The fetches of one read are serial (one thread runs them one after another) and the read is

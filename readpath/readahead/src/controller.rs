@@ -320,15 +320,13 @@ impl InFlightController {
     /// The first byte of the read arrived. Checked for order only: the Prefetcher's fit does
     /// not see the transport's first byte, only its progress reports ([`Self::on_progress`]).
     pub fn on_first_byte(&mut self, _now_ns: u64, read_id: u64) -> Result<(), ReadaheadError> {
-        let read = self.tracked(read_id)?;
-        if read.started_ns.is_none() {
+        if self.tracked(read_id)?.started_ns.is_none() {
             return Err(ReadaheadError::OutOfOrder {
                 read_id,
                 event: "first byte",
                 why: "the read has not started",
             });
         }
-        self.reads.insert(read_id, read);
         Ok(())
     }
 

@@ -104,6 +104,23 @@ pub fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// How late `std::thread::sleep` wakes on this machine: the median overshoot of 15 sleeps of
+/// 5 ms. The proxy delays each direction with one sleep, so its first byte can be late by this
+/// twice for reasons of the machine (timer slack, a VM's scheduler), not of the proxy; a fresh
+/// CI machine's proxied first byte came 0.9-1.4 ms late at 10 ms where this one's comes
+/// 0.3 ms late.
+pub fn sleep_overshoot() -> Duration {
+    const NAP: Duration = Duration::from_millis(5);
+    let overshoots = (0..15)
+        .map(|_| {
+            let t0 = Instant::now();
+            std::thread::sleep(NAP);
+            t0.elapsed().saturating_sub(NAP)
+        })
+        .collect();
+    median(overshoots)
+}
+
 /// Timing tests in one binary take this lock so they do not run at once and disturb each
 /// other on a 2-core machine.
 pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {

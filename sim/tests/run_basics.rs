@@ -166,3 +166,48 @@ fn read_through_is_fitted_on_mid_transfer_progress_only() {
     assert!(through(&[]) > 0.0);
     assert_eq!(through(&["store.progress_chunk=1GiB"]), 0.0);
 }
+
+/// GETs beyond the IO pool come from `ColumnData` threads that find their read still queued and
+/// run it inline (`Prefetcher::getRangeData`), so how many there are depends on the parsing
+/// threads, not the pool: at a 16-thread pool and 16 parsing threads (6 for `ColumnData`) the
+/// blocked threads wait on the running reads, at 96 (36 for `ColumnData`) many wait on queued
+/// ones. Never more than the pool plus the stage's threads plus the footer.
+#[test]
+fn gets_beyond_the_io_pool_need_parsing_threads_that_run_queued_reads() {
+    let in_flight = |parsing_threads: u32| {
+        let threads = format!("settings.max_parsing_threads={parsing_threads}");
+        let max_threads = format!("settings.max_threads={parsing_threads}");
+        let l = load(
+            "single-large-file.yaml",
+            &[
+                &threads,
+                &max_threads,
+                "input_format_parquet_max_io_threads=16",
+            ],
+        );
+        let r = run(
+            &l,
+            &RunOptions {
+                cases: vec!["459-row-groups".into()],
+                arms: vec!["redesign".into()],
+                ..Default::default()
+            },
+        )
+        .report;
+        let get = |m| metric(&r, "459-row-groups", "redesign", m);
+        (
+            get(Metric::MeanConcurrentGets),
+            get(Metric::MaxConcurrentGets),
+        )
+    };
+    let (mean16, max16) = in_flight(16);
+    let (mean96, max96) = in_flight(96);
+    assert!(mean16 < 17.0, "16 parsing threads: {mean16} GETs in flight");
+    assert!(
+        mean96 >= 19.0,
+        "96 parsing threads: {mean96} GETs in flight"
+    );
+    // The pool, the stage's share of the threads (`stage_threads`), one footer.
+    assert!(max16 <= (16 + 6 + 1) as f64, "{max16}");
+    assert!(max96 <= (16 + 36 + 1) as f64, "{max96}");
+}

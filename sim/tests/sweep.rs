@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use experiments::report::Metric;
 use experiments::sweep::{parse_vary, run_sweep, SweepOptions};
 use std::path::PathBuf;
 
@@ -208,4 +209,57 @@ fn axis_columns_hold_what_each_arm_ran_with() {
     );
     let csv = std::fs::read_to_string(&path).unwrap();
     assert!(csv.contains(",-,duck,duckdb,"), "{csv}");
+}
+
+/// A sweep reuses a run where a point's arm would run the same thing again (base under the
+/// redesign's knobs; two arms an axis makes equal): every row is still what `sim run` gives
+/// at that point, for every arm.
+#[test]
+fn reused_runs_are_what_a_run_at_the_point_gives() {
+    let extra = "  - name: floor-0\n    strategy: clickhouse-redesign\n    settings: { input_format_parquet_read_amplification_floor_bytes: 0 }\n";
+    let text = small(3, 3, extra);
+    let l = parse(&text).unwrap();
+    let mut o = opts(tmp("reuse.csv"), false);
+    o.axes =
+        vec![parse_vary("input_format_parquet_read_amplification_floor_bytes=0,1MiB").unwrap()];
+    o.reps = Some(2);
+    let res = run_sweep(&l, &o).unwrap();
+    let mut walls = std::collections::BTreeSet::new();
+    for (point, floor) in ["0", "1MiB"].iter().enumerate() {
+        let set = format!("input_format_parquet_read_amplification_floor_bytes={floor}");
+        let l = parse_with(&text, &[&set]);
+        let r = run(
+            &l,
+            &experiments::run::RunOptions {
+                replications: Some(2),
+                ..Default::default()
+            },
+        )
+        .report;
+        for arm in ["base", "redesign", "floor-0"] {
+            let row = res
+                .rows
+                .iter()
+                .find(|x| x.arm == arm && x.point == point)
+                .unwrap();
+            for metric in [Metric::WallTime, Metric::Gets, Metric::StoreBytes] {
+                let swept = row.summaries.iter().find(|(m, _)| *m == metric).unwrap().1;
+                let ran = metric_of(&r, arm, metric);
+                assert_eq!(
+                    swept.mean, ran,
+                    "point {point} ({floor}), {arm}, {metric:?}"
+                );
+                if metric == Metric::WallTime {
+                    walls.insert(ran.to_bits());
+                }
+            }
+        }
+    }
+    // The floor changes the redesign's run, so some rows differ (the check is not trivially
+    // true), and base, which has no floor, is the same at both points.
+    assert!(walls.len() >= 2, "{walls:?}");
+}
+
+fn metric_of(r: &experiments::report::Report, arm: &str, m: Metric) -> f64 {
+    metric(r, "default", arm, m)
 }

@@ -10,6 +10,7 @@
 //! `-` for an arm that does not honour the axis's setting.
 
 mod fingerprint;
+mod memo;
 pub mod merge;
 mod output;
 pub mod shard;
@@ -18,6 +19,7 @@ pub mod values;
 use crate::report::{Metric, RunMetrics, Summary};
 use crate::run::run_arm;
 use drive::Simulated;
+use memo::RunMemo;
 use rayon::prelude::*;
 use scenario::{Layer, LoadedScenario, Resolved, ScenarioError, TableCache};
 use std::path::PathBuf;
@@ -324,11 +326,12 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     let bar = progress_bar(opts.progress, points_in_file as u64, done as u64);
     let failure: Mutex<Option<SweepError>> = Mutex::new(None);
     let point_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let memo = RunMemo::new(&opts.axes);
     todo.par_iter().for_each(|&pi| {
         if failure.lock().map(|f| f.is_some()).unwrap_or(true) {
             return;
         }
-        let result = run_point(pi, &grid[pi], &opts.axes, |p| {
+        let result = run_point(pi, &grid[pi], &opts.axes, &memo, |p| {
             if pi == 0 {
                 Ok((first.clone(), Vec::new()))
             } else {
@@ -394,28 +397,67 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
     })
 }
 
-/// Runs every arm and replication of one point; its rows in arm order.
+/// Runs every arm and replication of one point (or takes an equal run from `memo`); its rows
+/// in arm order.
 fn run_point(
     pi: usize,
     coords: &[usize],
     axes: &[Axis],
+    memo: &RunMemo,
     resolve: impl Fn(&[usize]) -> Result<(Resolved, Vec<String>), SweepError>,
 ) -> Result<(Vec<SweepRow>, Vec<String>), SweepError> {
     let (r, notes) = resolve(coords)?;
     let jobs: Vec<(usize, u32)> = (0..r.arms.len())
         .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
         .collect();
-    let runs: Vec<Result<RunMetrics, SweepError>> = jobs
+    // A job whose key an earlier job of this point shares waits for that one's run.
+    let keys: Vec<Option<memo::Key>> = jobs
+        .iter()
+        .map(|&(a, rep)| memo.key(&r, a, rep, axes))
+        .collect();
+    let first_of_key = |i: usize| {
+        keys[i]
+            .as_ref()
+            .is_none_or(|k| !keys[..i].iter().any(|e| e.as_ref() == Some(k)))
+    };
+    let ran: Vec<Result<Option<RunMetrics>, SweepError>> = jobs
         .par_iter()
-        .map(|&(a, rep)| {
-            run_arm(&r, a, rep, Default::default(), &Simulated)
+        .enumerate()
+        .map(|(i, &(a, rep))| {
+            let key = keys[i].as_ref();
+            if let Some(m) = key.and_then(|k| memo.get(k)) {
+                return Ok(Some(m));
+            }
+            if !first_of_key(i) {
+                return Ok(None);
+            }
+            let total = run_arm(&r, a, rep, Default::default(), &Simulated)
                 .map(|x| x.total)
                 .map_err(|f| SweepError::Run {
                     point: pi,
                     what: describe_point(axes, coords),
                     arm: format!("{} (query {})", r.arms[a].name, f.query),
                     message: f.error.to_string(),
-                })
+                })?;
+            if let Some(k) = key {
+                memo.put(k.clone(), &total);
+            }
+            Ok(Some(total))
+        })
+        .collect();
+    let runs: Vec<Result<RunMetrics, SweepError>> = ran
+        .into_iter()
+        .zip(&keys)
+        .zip(&jobs)
+        .map(|((res, key), &(a, _))| {
+            let m = res?.or_else(|| key.as_ref().and_then(|k| memo.get(k)));
+            // Unreachable unless the equal job before it failed, whose error comes first.
+            m.ok_or_else(|| SweepError::Run {
+                point: pi,
+                what: describe_point(axes, coords),
+                arm: r.arms[a].name.clone(),
+                message: "an equal arm's run, to be reused, did not finish".into(),
+            })
         })
         .collect();
     let mut by_arm: Vec<Vec<RunMetrics>> = vec![Vec::new(); r.arms.len()];

@@ -16,6 +16,16 @@ pub fn parse(text: &str) -> Result<LoadedScenario, ScenarioError> {
     scenario::parse(&repo().join("scenarios/test.yaml"), text, &[])
 }
 
+/// A scenario from text, with `--set` overrides.
+pub fn parse_with(text: &str, set: &[&str]) -> LoadedScenario {
+    let ovs: Vec<_> = set
+        .iter()
+        .map(|s| scenario::parse_override(s).expect("override"))
+        .collect();
+    scenario::parse(&repo().join("scenarios/test.yaml"), text, &ovs)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
 pub fn load(name: &str, set: &[&str]) -> LoadedScenario {
     let ovs: Vec<_> = set
         .iter()

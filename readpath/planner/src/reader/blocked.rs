@@ -78,7 +78,7 @@ impl ClickHouseReader {
             .threads
             .blocked_of(u.id)
             .filter(|(_, t)| t.inline_read.is_none())
-            .map(|(k, _)| *k)
+            .map(|(k, _)| k)
             .collect();
         for key in keys {
             self.run_inline(u, key)?;
@@ -198,7 +198,7 @@ impl ClickHouseReader {
         if !self.io.pool.take_waiting(id) {
             return Ok(());
         }
-        if let Some(t) = self.threads.blocked.get_mut(&(u.id, s)) {
+        if let Some(t) = self.threads.blocked_task_mut((u.id, s)) {
             debug_assert!(t.inline_read.is_none(), "a thread runs one read at a time");
             t.inline_read = Some(id);
         }
@@ -236,7 +236,7 @@ impl ClickHouseReader {
         };
         debug_assert!(self.io.inline_running > 0);
         self.io.inline_running -= 1;
-        if let Some(t) = self.threads.blocked.get_mut(&key) {
+        if let Some(t) = self.threads.blocked_task_mut(key) {
             t.inline_read = None;
         }
         true

@@ -79,21 +79,14 @@ impl ClickHouseReader {
             t.blocked_by_read.len(),
             c.inline_blocked_thread
         );
-        let counted: u64 = t.blocked_per_unit.iter().map(|&n| u64::from(n)).sum();
+        let counted: u64 = t.blocked.iter().map(|m| m.len() as u64).sum();
         assert_eq!(
             counted,
-            t.blocked.len() as u64,
-            "blocked tasks counted per unit"
+            u64::from(t.blocked_total),
+            "blocked tasks counted in all"
         );
-        for &(uid, _) in t.blocked.keys() {
-            assert_eq!(
-                t.blocked_count(uid) as usize,
-                t.blocked_of(uid).count(),
-                "blocked tasks of unit {uid}"
-            );
-        }
         for (read, task) in &t.blocked_by_read {
-            if let Some(b) = t.blocked.get(task) {
+            if let Some(b) = t.blocked.get(task.0 as usize).and_then(|m| m.get(&task.1)) {
                 assert_eq!(
                     b.inline_read,
                     Some(*read),

@@ -299,12 +299,13 @@ struct Threads {
     decodes: BTreeMap<u64, RunningDecode>,
     /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
     decoding_by_unit: BTreeMap<u32, u32>,
-    /// Decode tasks holding a thread while their bytes are not in, by (unit, step). Changed
-    /// only through [`Threads::block`] and [`Threads::unblock`], which keep `blocked_per_unit`.
-    blocked: BTreeMap<(u32, u32), blocked::BlockedTask>,
-    /// The number of `blocked` tasks of each unit, by unit id: asked on every pump for every
-    /// open unit, where a range count over `blocked` cost a third of a run.
-    blocked_per_unit: Vec<u32>,
+    /// Decode tasks holding a thread while their bytes are not in: per unit id, by step.
+    /// Changed only through [`Threads::block`] and [`Threads::unblock`], which keep
+    /// `blocked_total`. Per unit, not one map keyed by (unit, step): every pump walks each
+    /// open unit's tasks, and a range seek per unit was about 14% of a run.
+    blocked: Vec<BTreeMap<u32, blocked::BlockedTask>>,
+    /// Tasks in `blocked`, all units.
+    blocked_total: u32,
     /// The blocked task running each inline read.
     blocked_by_read: BTreeMap<u64, (u32, u32)>,
     /// How the threads spent the run, as integrals over time.
@@ -315,44 +316,50 @@ impl Threads {
     /// Threads held: decodes, inline reads on threads of their own (both in
     /// `decodes_running`) and blocked tasks.
     fn held(&self) -> u32 {
-        self.decodes_running + u32_of(self.blocked.len())
+        self.decodes_running + self.blocked_total
     }
 
-    /// Blocked tasks of unit `uid`.
-    fn blocked_of(&self, uid: u32) -> impl Iterator<Item = (&(u32, u32), &blocked::BlockedTask)> {
-        self.blocked.range((uid, 0)..(uid + 1, 0))
+    /// Blocked tasks of unit `uid`, by (unit, step), in step order.
+    fn blocked_of(&self, uid: u32) -> impl Iterator<Item = ((u32, u32), &blocked::BlockedTask)> {
+        self.blocked
+            .get(uid as usize)
+            .into_iter()
+            .flat_map(move |m| m.iter().map(move |(&s, t)| ((uid, s), t)))
     }
 
     /// How many tasks of unit `uid` are blocked.
     fn blocked_count(&self, uid: u32) -> u32 {
-        self.blocked_per_unit
+        self.blocked
             .get(uid as usize)
-            .copied()
-            .unwrap_or(0)
+            .map_or(0, |m| u32_of(m.len()))
+    }
+
+    /// The blocked task of step `s` of unit `uid`, if it is blocked.
+    fn blocked_task_mut(&mut self, (uid, s): (u32, u32)) -> Option<&mut blocked::BlockedTask> {
+        self.blocked.get_mut(uid as usize)?.get_mut(&s)
     }
 
     /// Step `s` of unit `uid` holds a thread while it waits; false if it already did.
     fn block(&mut self, uid: u32, s: u32, task: blocked::BlockedTask) -> bool {
-        if self.blocked.contains_key(&(uid, s)) {
+        let i = uid as usize;
+        if self.blocked.len() <= i {
+            self.blocked.resize_with(i + 1, BTreeMap::new);
+        }
+        let Some(tasks) = self.blocked.get_mut(i) else {
+            return false;
+        };
+        if tasks.contains_key(&s) {
             return false;
         }
-        self.blocked.insert((uid, s), task);
-        let i = uid as usize;
-        if self.blocked_per_unit.len() <= i {
-            self.blocked_per_unit.resize(i + 1, 0);
-        }
-        if let Some(n) = self.blocked_per_unit.get_mut(i) {
-            *n += 1;
-        }
+        tasks.insert(s, task);
+        self.blocked_total += 1;
         true
     }
 
     /// Step `s` of unit `uid` no longer holds a thread: its task, if it was blocked.
     fn unblock(&mut self, uid: u32, s: u32) -> Option<blocked::BlockedTask> {
-        let task = self.blocked.remove(&(uid, s))?;
-        if let Some(n) = self.blocked_per_unit.get_mut(uid as usize) {
-            decrement(n);
-        }
+        let task = self.blocked.get_mut(uid as usize)?.remove(&s)?;
+        decrement(&mut self.blocked_total);
         Some(task)
     }
 }
@@ -608,8 +615,8 @@ impl ClickHouseReader {
             scan_needed: false,
             decodes: BTreeMap::new(),
             decoding_by_unit: BTreeMap::new(),
-            blocked: BTreeMap::new(),
-            blocked_per_unit: Vec::new(),
+            blocked: Vec::new(),
+            blocked_total: 0,
             blocked_by_read: BTreeMap::new(),
             time: ThreadTime {
                 threads: strategy.max_parsing_threads.max(1),
@@ -743,7 +750,7 @@ impl ClickHouseReader {
         let dt = now_ns - self.now_ns;
         if dt > 0 {
             let busy = u32_of(self.threads.decodes.len());
-            let waiting = u32_of(self.threads.blocked.len());
+            let waiting = self.threads.blocked_total;
             self.threads
                 .time
                 .advance(dt, busy, waiting, self.threads.inline);

@@ -85,8 +85,18 @@ impl ClickHouseReader {
             u64::from(t.blocked_total),
             "blocked tasks counted in all"
         );
+        for (uid, tasks) in t.blocked.iter().enumerate() {
+            assert!(
+                tasks.windows(2).all(|w| w[0].0 < w[1].0),
+                "unit {uid}'s blocked tasks sorted by step, each once"
+            );
+        }
         for (read, task) in &t.blocked_by_read {
-            if let Some(b) = t.blocked.get(task.0 as usize).and_then(|m| m.get(&task.1)) {
+            let tasks = t
+                .blocked
+                .get(task.0 as usize)
+                .map_or(&[][..], Vec::as_slice);
+            if let Some((_, b)) = tasks.iter().find(|(s, _)| *s == task.1) {
                 assert_eq!(
                     b.inline_read,
                     Some(*read),

@@ -302,8 +302,10 @@ struct Threads {
     /// Decode tasks holding a thread while their bytes are not in: per unit id, by step.
     /// Changed only through [`Threads::block`] and [`Threads::unblock`], which keep
     /// `blocked_total`. Per unit, not one map keyed by (unit, step): every pump walks each
-    /// open unit's tasks, and a range seek per unit was about 14% of a run.
-    blocked: Vec<BTreeMap<u32, blocked::BlockedTask>>,
+    /// open unit's tasks, and a range seek per unit was about 14% of a run; each unit's tasks
+    /// in a `Vec` sorted by step, not a map, for the same walk (a unit has at most the
+    /// `ColumnData` stage's threads blocked).
+    blocked: Vec<Vec<(u32, blocked::BlockedTask)>>,
     /// Tasks in `blocked`, all units.
     blocked_total: u32,
     /// The blocked task running each inline read.
@@ -324,7 +326,7 @@ impl Threads {
         self.blocked
             .get(uid as usize)
             .into_iter()
-            .flat_map(move |m| m.iter().map(move |(&s, t)| ((uid, s), t)))
+            .flat_map(move |m| m.iter().map(move |(s, t)| ((uid, *s), t)))
     }
 
     /// How many tasks of unit `uid` are blocked.
@@ -336,29 +338,33 @@ impl Threads {
 
     /// The blocked task of step `s` of unit `uid`, if it is blocked.
     fn blocked_task_mut(&mut self, (uid, s): (u32, u32)) -> Option<&mut blocked::BlockedTask> {
-        self.blocked.get_mut(uid as usize)?.get_mut(&s)
+        let tasks = self.blocked.get_mut(uid as usize)?;
+        let i = tasks.binary_search_by_key(&s, |(step, _)| *step).ok()?;
+        tasks.get_mut(i).map(|(_, t)| t)
     }
 
     /// Step `s` of unit `uid` holds a thread while it waits; false if it already did.
     fn block(&mut self, uid: u32, s: u32, task: blocked::BlockedTask) -> bool {
         let i = uid as usize;
         if self.blocked.len() <= i {
-            self.blocked.resize_with(i + 1, BTreeMap::new);
+            self.blocked.resize_with(i + 1, Vec::new);
         }
         let Some(tasks) = self.blocked.get_mut(i) else {
             return false;
         };
-        if tasks.contains_key(&s) {
+        let Err(at) = tasks.binary_search_by_key(&s, |(step, _)| *step) else {
             return false;
-        }
-        tasks.insert(s, task);
+        };
+        tasks.insert(at, (s, task));
         self.blocked_total += 1;
         true
     }
 
     /// Step `s` of unit `uid` no longer holds a thread: its task, if it was blocked.
     fn unblock(&mut self, uid: u32, s: u32) -> Option<blocked::BlockedTask> {
-        let task = self.blocked.get_mut(uid as usize)?.remove(&s)?;
+        let tasks = self.blocked.get_mut(uid as usize)?;
+        let i = tasks.binary_search_by_key(&s, |(step, _)| *step).ok()?;
+        let (_, task) = tasks.remove(i);
         decrement(&mut self.blocked_total);
         Some(task)
     }

@@ -143,6 +143,10 @@ impl ClickHouseReader {
         assert!(u.done <= u.next, "{} units done, {} opened", u.done, u.next);
         let open = u.open.iter().filter(|o| o.is_some()).count();
         assert_eq!(open, u.open_ids.len(), "open units and their ids");
+        assert!(
+            u.open_ids.windows(2).all(|w| w[0] < w[1]),
+            "open unit ids sorted, each once"
+        );
         for id in &u.open_ids {
             let slot = u.open.get(*id as usize);
             assert!(

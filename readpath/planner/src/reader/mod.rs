@@ -379,7 +379,9 @@ struct Units {
     /// Per stream, its open units; the front one is current.
     streams: Vec<VecDeque<u32>>,
     open: Vec<Option<Box<OpenUnit>>>,
-    open_ids: BTreeSet<u32>,
+    /// The ids of the open units, sorted: a `Vec`, not a set, because every pump copies it
+    /// several times and units open and close rarely ([`Units::open_id`], [`Units::close_id`]).
+    open_ids: Vec<u32>,
     /// A buffer reused by the passes over `open_ids` that run on every pump (a pass may open
     /// or close units, so it walks a copy); [`Units::take_open_ids`].
     open_ids_scratch: Vec<u32>,
@@ -399,8 +401,22 @@ impl Units {
     fn take_open_ids(&mut self) -> Vec<u32> {
         let mut ids = std::mem::take(&mut self.open_ids_scratch);
         ids.clear();
-        ids.extend(self.open_ids.iter().copied());
+        ids.extend_from_slice(&self.open_ids);
         ids
+    }
+
+    /// Unit `uid` is open.
+    fn open_id(&mut self, uid: u32) {
+        if let Err(at) = self.open_ids.binary_search(&uid) {
+            self.open_ids.insert(at, uid);
+        }
+    }
+
+    /// Unit `uid` is closed.
+    fn close_id(&mut self, uid: u32) {
+        if let Ok(at) = self.open_ids.binary_search(&uid) {
+            self.open_ids.remove(at);
+        }
     }
 
     fn return_open_ids(&mut self, ids: Vec<u32>) {
@@ -635,7 +651,7 @@ impl ClickHouseReader {
             list: units,
             next: 0,
             done: 0,
-            open_ids: BTreeSet::new(),
+            open_ids: Vec::new(),
             open_ids_scratch: Vec::new(),
             dirty: BTreeSet::new(),
             eligible: Vec::new(),

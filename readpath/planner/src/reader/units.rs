@@ -163,7 +163,7 @@ impl ClickHouseReader {
         if let Some(s) = self.units.streams.get_mut(stream) {
             s.push_back(uid);
         }
-        self.units.open_ids.insert(uid);
+        self.units.open_id(uid);
         if let Some(slot) = self.units.open.get_mut(uid as usize) {
             *slot = Some(Box::new(u));
         }
@@ -244,7 +244,7 @@ impl ClickHouseReader {
         }
         u.phase = Phase::Done;
         self.units.done += 1;
-        self.units.open_ids.remove(&u.id);
+        self.units.close_id(u.id);
         // Reads still queued serve nothing any more.
         while let Some(id) = u.local_waiting.pop_front() {
             decrement(&mut self.io.local_queued);

@@ -45,13 +45,7 @@ impl ClickHouseReader {
         if !self.cfg.blocked_inline {
             return true;
         }
-        let decoding = self
-            .threads
-            .decoding_by_unit
-            .get(&uid)
-            .copied()
-            .unwrap_or(0);
-        decoding + self.threads.blocked_count(uid) < self.cfg.column_data_threads
+        self.threads.decoding(uid) + self.threads.blocked_count(uid) < self.cfg.column_data_threads
     }
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
@@ -89,11 +83,7 @@ impl ClickHouseReader {
     /// Adds the unit's waiting current subgroups to the blocked set while threads allow.
     fn admit_blocked(&mut self, u: &mut OpenUnit) {
         let decoding = if self.cfg.blocked_inline {
-            self.threads
-                .decoding_by_unit
-                .get(&u.id)
-                .copied()
-                .unwrap_or(0)
+            self.threads.decoding(u.id)
         } else {
             0
         };

@@ -81,7 +81,13 @@ impl ClickHouseReader {
                     charge,
                 },
             );
-            *self.threads.decoding_by_unit.entry(uid).or_insert(0) += 1;
+            let by_unit = &mut self.threads.decoding_by_unit;
+            if by_unit.len() <= uid as usize {
+                by_unit.resize(uid as usize + 1, 0);
+            }
+            if let Some(n) = by_unit.get_mut(uid as usize) {
+                *n += 1;
+            }
             self.threads.decodes_running += 1;
             any = true;
         }

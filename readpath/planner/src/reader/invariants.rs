@@ -79,6 +79,12 @@ impl ClickHouseReader {
             t.blocked_by_read.len(),
             c.inline_blocked_thread
         );
+        let decoding: u64 = t.decoding_by_unit.iter().map(|&n| u64::from(n)).sum();
+        assert_eq!(
+            decoding,
+            t.decodes.len() as u64,
+            "running decodes counted per unit"
+        );
         let counted: u64 = t.blocked.iter().map(|m| m.len() as u64).sum();
         assert_eq!(
             counted,

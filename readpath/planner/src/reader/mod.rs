@@ -298,7 +298,7 @@ struct Threads {
     scan_needed: bool,
     decodes: BTreeMap<u64, RunningDecode>,
     /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
-    decoding_by_unit: BTreeMap<u32, u32>,
+    decoding_by_unit: Vec<u32>,
     /// Decode tasks holding a thread while their bytes are not in: per unit id, by step.
     /// Changed only through [`Threads::block`] and [`Threads::unblock`], which keep
     /// `blocked_total`. Per unit, not one map keyed by (unit, step): every pump walks each
@@ -327,6 +327,14 @@ impl Threads {
             .get(uid as usize)
             .into_iter()
             .flat_map(move |m| m.iter().map(move |(s, t)| ((uid, *s), t)))
+    }
+
+    /// How many decodes of unit `uid` run (its `ColumnData` tasks in progress).
+    fn decoding(&self, uid: u32) -> u32 {
+        self.decoding_by_unit
+            .get(uid as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// How many tasks of unit `uid` are blocked.
@@ -636,7 +644,7 @@ impl ClickHouseReader {
             decode_queue: VecDeque::new(),
             scan_needed: false,
             decodes: BTreeMap::new(),
-            decoding_by_unit: BTreeMap::new(),
+            decoding_by_unit: Vec::new(),
             blocked: Vec::new(),
             blocked_total: 0,
             blocked_by_read: BTreeMap::new(),
@@ -963,12 +971,8 @@ impl ClickHouseReader {
         })?;
         debug_assert!(self.threads.decodes_running > 0);
         self.threads.decodes_running -= 1;
-        if let Some(n) = self.threads.decoding_by_unit.get_mut(&d.unit) {
-            debug_assert!(*n > 0);
-            *n -= 1;
-            if *n == 0 {
-                self.threads.decoding_by_unit.remove(&d.unit);
-            }
+        if let Some(n) = self.threads.decoding_by_unit.get_mut(d.unit as usize) {
+            decrement(n);
         }
         self.threads.scan_needed = true;
         self.with_unit(d.unit, |r, u| r.decode_done(u, d.step, d.charge))

@@ -53,7 +53,17 @@ impl ClickHouseReader {
         let ids = self.units.take_open_ids();
         let before = self.out.len();
         for &uid in &ids {
-            self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
+            // `blocked_tasks_of`'s first test, made without taking the unit out of its slot:
+            // most open units have no started step waiting on every pump.
+            let may_block = self
+                .units
+                .open
+                .get(uid as usize)
+                .and_then(|u| u.as_deref())
+                .is_some_and(|u| u.phase == Phase::Steps && u.started_decodes_not_ready > 0);
+            if may_block {
+                self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
+            }
         }
         self.units.return_open_ids(ids);
         Ok(self.out.len() > before)

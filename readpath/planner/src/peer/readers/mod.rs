@@ -247,6 +247,14 @@ pub(crate) fn program(
     table: &Table,
     query: &QuerySpec,
 ) -> Result<Option<Program>, PlanError> {
+    // Before planning the files: a family without a program (ClickHouse's, and the peers on
+    // its discipline) would plan every file of the query for nothing.
+    if !matches!(
+        strategy.family(),
+        Family::ArrowRs | Family::DuckDb | Family::ArrowCpp | Family::Polars
+    ) {
+        return Ok(None);
+    }
     let files = files(table, query);
     let knobs = &strategy.peer;
     let policy = strategy.coalesce_policy();

@@ -126,6 +126,7 @@ pub fn run_in<W: World>(
     let mut reader = Reader::new(r.table.clone(), query.spec.clone(), arm.strategy.clone())
         .map_err(|e| RunError::Plan(e.to_string()))?;
     reader.record_needed(rec.trace);
+    reader.share_plans(r.plans.clone());
     let mut cpu = CpuStandIns::new(r);
     let mut timeline = timeline::Recorder::new(rec.timeline);
     let mut batch: Vec<(u64, Event)> = Vec::new();

@@ -77,6 +77,8 @@ pub struct Resolved {
     pub seed: u64,
     pub replications: u32,
     pub table: Arc<Table>,
+    /// Plans of `table`'s files, shared by every reader of it (`planner::PlanCache`).
+    pub plans: Arc<planner::PlanCache>,
     pub queries: Vec<ResolvedQuery>,
     pub store: models::store::StoreSpec,
     pub page_cache: Option<models::page_cache::PageCacheSpec>,
@@ -90,6 +92,8 @@ pub struct Resolved {
 #[derive(Default)]
 pub struct TableCache {
     tables: Mutex<BTreeMap<String, Arc<Table>>>,
+    /// One plan cache per table, by the table's key.
+    plans: Mutex<BTreeMap<String, Arc<planner::PlanCache>>>,
 }
 
 impl TableCache {
@@ -107,6 +111,12 @@ impl TableCache {
             .map_err(|_| poisoned())?
             .insert(key, table.clone());
         Ok(table)
+    }
+
+    /// The plan cache of the table built under `key`.
+    fn plans(&self, key: &str) -> Result<Arc<planner::PlanCache>, ScenarioError> {
+        let mut plans = self.plans.lock().map_err(|_| poisoned())?;
+        Ok(plans.entry(key.to_owned()).or_default().clone())
     }
 }
 
@@ -127,19 +137,19 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     // file paths, no file generated) tells which files the queries touch; then only those are
     // generated, each from its own random stream, so the result is the same as for the whole
     // table (tablegen::generate_files).
-    let (skeleton, generate) = match (&f.table.generate, &f.table.layout) {
+    let (skeleton, generate, layout_key) = match (&f.table.generate, &f.table.layout) {
         (Some(spec), None) => {
             let key = format!("generate:{}:{}", f.seed, serde_json::to_string(&loaded.tree["table"]).unwrap_or_default());
             let skeleton = tables.get_or_build(format!("{key}:skeleton"), || {
                 tablegen::generate_files(spec, f.seed, |_| false)
                     .map_err(|e| err("generate", format!("cannot generate the table: {e}")))
             })?;
-            (skeleton, Some((spec, key)))
+            (skeleton, Some((spec, key)), String::new())
         }
         (None, Some(rel)) => {
             let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
             let key = format!("layout:{}", full.display());
-            let t = tables.get_or_build(key, || {
+            let t = tables.get_or_build(key.clone(), || {
                 let bytes = std::fs::read(&full).map_err(|e| {
                     err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
                 })?;
@@ -148,13 +158,13 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
                 t.validate().map_err(|e| err("table", format!("{}: the layout is inconsistent: {e}", full.display())))?;
                 Ok(t)
             })?;
-            (t, None)
+            (t, None, key)
         }
         _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
     };
     let queries = resolve_queries(f, &skeleton).map_err(|(key, msg)| err(&key, msg))?;
-    let table = match generate {
-        None => skeleton,
+    let (table, table_key) = match generate {
+        None => (skeleton, layout_key),
         Some((spec, key)) => {
             let wanted: std::collections::BTreeSet<FileIndex> = queries
                 .iter()
@@ -163,21 +173,21 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
             let files_key = wanted.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| {
                 (h ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3)
             });
-            tables.get_or_build(
-                format!("{key}:files:{}:{files_key:016x}", wanted.len()),
-                || {
-                    let t = tablegen::generate_files(spec, f.seed, |i| {
-                        u32::try_from(i).is_ok_and(|i| wanted.contains(&i))
-                    })
-                    .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
-                    // Once, where the table is built: cases and sweep points share it.
-                    t.validate()
-                        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
-                    Ok(t)
-                },
-            )?
+            let files_key = format!("{key}:files:{}:{files_key:016x}", wanted.len());
+            let table = tables.get_or_build(files_key.clone(), || {
+                let t = tablegen::generate_files(spec, f.seed, |i| {
+                    u32::try_from(i).is_ok_and(|i| wanted.contains(&i))
+                })
+                .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
+                // Once, where the table is built: cases and sweep points share it.
+                t.validate()
+                    .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+                Ok(t)
+            })?;
+            (table, files_key)
         }
     };
+    let plans = tables.plans(&table_key)?;
 
     // Store.
     let store = resolve_store(&f.store).map_err(|m| err("store", m))?;
@@ -258,6 +268,7 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         name: f.name.clone(),
         seed: f.seed,
         replications: f.replications,
+        plans,
         table,
         queries,
         store,

@@ -573,6 +573,7 @@ pub fn what_if(
         seed: options.seed,
         replications: 1,
         table: Arc::new(rebuilt.table),
+        plans: Default::default(),
         queries: vec![query],
         store: store.clone(),
         page_cache: None,

@@ -133,6 +133,16 @@ impl Reader {
         each!(self, r => r.output())
     }
 
+    /// Share plans with the other readers of the same table through `plans` (a
+    /// [`PlanCache`](crate::PlanCache) kept per table). Changes no result: a plan is a pure
+    /// function of the file and what shapes it. Call before the first `poll_action`; the peer
+    /// readers plan at construction and ignore it.
+    pub fn share_plans(&mut self, plans: Arc<crate::PlanCache>) {
+        if let Engine::ClickHouse(r) = &mut self.engine {
+            r.share_plans(plans);
+        }
+    }
+
     /// Keep every range the reader needs, for [`Reader::take_needed`]. Call before the first
     /// `poll_action`; off by default (it costs memory per planned range).
     pub fn record_needed(&mut self, on: bool) {

@@ -187,6 +187,73 @@ pub struct PlanInput<'a> {
     pub sequential_subgroups: bool,
 }
 
+/// Everything that shapes a plan besides the file's layout, owned and ordered: the key of
+/// [`crate::PlanCache`]. Fractions by their bits (equal inputs, equal bits), the predicate by
+/// its `Debug` text (rare, and it has no order of its own).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct PlanKey {
+    shape: (u32, u32, u32, u32, u64, u64, [bool; 4]),
+    columns: [Vec<u32>; 4],
+    fractions: [u64; 4],
+    predicate: Option<String>,
+}
+
+impl PlanInput<'_> {
+    /// Its [`PlanKey`]. Every field is named (no `..`), so a field added to `PlanInput` does
+    /// not compile until it is in the key.
+    pub(crate) fn key(&self) -> PlanKey {
+        let PlanInput {
+            file_index,
+            row_groups,
+            main_columns,
+            prewhere_columns,
+            column_index_columns,
+            bloom_columns,
+            bloom_probes,
+            row_group_keep_fraction,
+            predicate,
+            page_keep_fraction,
+            prewhere_selectivity,
+            bloom_drop_fraction,
+            seed,
+            use_offset_index,
+            unsplit_below_bytes,
+            subgroups,
+            planned,
+            sequential_subgroups,
+        } = self;
+        PlanKey {
+            shape: (
+                *file_index,
+                row_groups.start,
+                row_groups.end,
+                *bloom_probes,
+                *seed,
+                *unsplit_below_bytes,
+                [
+                    *use_offset_index,
+                    *subgroups,
+                    *planned,
+                    *sequential_subgroups,
+                ],
+            ),
+            columns: [
+                main_columns.to_vec(),
+                prewhere_columns.to_vec(),
+                column_index_columns.to_vec(),
+                bloom_columns.to_vec(),
+            ],
+            fractions: [
+                row_group_keep_fraction.to_bits(),
+                page_keep_fraction.to_bits(),
+                prewhere_selectivity.to_bits(),
+                bloom_drop_fraction.to_bits(),
+            ],
+            predicate: predicate.map(|p| format!("{p:?}")),
+        }
+    }
+}
+
 /// A column's pages as (first row, end row, bytes), its coalescing group and whole-chunk id
 /// ([`Entry::whole_chunk`]), and whether it is a PREWHERE column.
 type ColumnPages = (u32, Vec<(u64, u64, ByteRange)>, (u32, u32), bool);
@@ -972,11 +1039,11 @@ fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::testing::{table, TableShape};
 
-    fn input<'a>(cols: &'a [u32], rgs: Range<u32>) -> PlanInput<'a> {
+    pub(crate) fn input<'a>(cols: &'a [u32], rgs: Range<u32>) -> PlanInput<'a> {
         PlanInput {
             file_index: 0,
             row_groups: rgs,

@@ -98,7 +98,7 @@ struct OpenUnit {
     phase: Phase,
     footer_reads: VecDeque<ByteRange>,
     whole_file: bool,
-    plan: FilePlan,
+    plan: Arc<FilePlan>,
     entry_state: Vec<EntryState>,
     entry_pieces: Vec<u32>,
     entry_counted: Vec<bool>,
@@ -471,6 +471,8 @@ pub(crate) struct ClickHouseReader {
     now_ns: u64,
     /// Whether to keep what the plans needed ([`Reader::take_needed`]).
     record_needed: bool,
+    /// Plans shared with the other readers of the table, if the driver gave a cache.
+    plans: Option<Arc<crate::PlanCache>>,
     needed: Vec<crate::needed::NeededRange>,
     /// Files whose footer is already in `needed` (buckets of a file share it).
     footers_noted: BTreeSet<FileIndex>,
@@ -687,6 +689,7 @@ impl ClickHouseReader {
             started: false,
             now_ns: 0,
             record_needed: false,
+            plans: None,
             needed: Vec::new(),
             footers_noted: BTreeSet::new(),
         })
@@ -723,6 +726,11 @@ impl ClickHouseReader {
     /// `poll_action`; off by default (it costs memory per planned range).
     pub fn record_needed(&mut self, on: bool) {
         self.record_needed = on;
+    }
+
+    /// See [`crate::Reader::share_plans`].
+    pub fn share_plans(&mut self, plans: Arc<crate::PlanCache>) {
+        self.plans = Some(plans);
     }
 
     /// Every range the reader's plans needed so far, before coalescing, in query order (file by

@@ -42,7 +42,10 @@ impl ClickHouseReader {
             planned: self.cfg.planned,
             sequential_subgroups: self.cfg.stage_driven,
         };
-        let plan = plan_file(file, &input);
+        let plan = match &self.plans {
+            Some(cache) => cache.get_or_plan(file, &input),
+            None => Arc::new(plan_file(file, &input)),
+        };
         if self.record_needed {
             if self.footers_noted.insert(unit.file)
                 && !self.query.parquet_metadata_cache_warm

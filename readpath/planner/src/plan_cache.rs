@@ -1,0 +1,86 @@
+//! Plans already made for one table, shared by every reader of that table: arms, replications,
+//! cases and sweep points.
+//!
+//! [`crate::plan::plan_file`] is a pure function of the file's layout and its
+//! [`PlanInput`](crate::plan::PlanInput), so a plan made once serves every reader that asks with
+//! an equal input, and sharing it changes no result, whatever order the readers ask in. The key
+//! is the input, owned ([`PlanKey`]: every field of it, by construction); the owner of a cache
+//! keeps one per table, since the layout is not part of the key. Not a clock, a thread or IO: a
+//! memo behind a lock, so that readers on other threads can share it.
+
+use crate::plan::{plan_file, FilePlan, PlanInput, PlanKey};
+use layout::FileLayout;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// The most plans one cache keeps: past it, plans are made and not kept (a run of 100,000
+/// files must not hold every plan at once). About 50 KiB a plan of a wide file.
+pub const MAX_CACHED_PLANS: usize = 16_384;
+
+/// Plans of one table's files, by the input that shaped each.
+#[derive(Debug, Default)]
+pub struct PlanCache {
+    plans: Mutex<BTreeMap<PlanKey, Arc<FilePlan>>>,
+}
+
+impl PlanCache {
+    /// The plan of `file` for `input`: the one made before for an equal input, else made now.
+    pub(crate) fn get_or_plan(&self, file: &FileLayout, input: &PlanInput<'_>) -> Arc<FilePlan> {
+        let key = input.key();
+        if let Some(plan) = self.plans.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return plan;
+        }
+        let plan = Arc::new(plan_file(file, input));
+        if let Ok(mut m) = self.plans.lock() {
+            if m.len() < MAX_CACHED_PLANS {
+                m.entry(key).or_insert_with(|| plan.clone());
+            }
+        }
+        plan
+    }
+
+    /// Plans kept.
+    pub fn len(&self) -> usize {
+        self.plans.lock().map_or(0, |m| m.len())
+    }
+
+    /// Whether none is kept.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::tests::input;
+    use crate::testing::{table, TableShape};
+
+    #[test]
+    fn equal_inputs_share_one_plan_and_others_get_their_own() {
+        let t = table(&TableShape::default());
+        let file = &t.files[0];
+        let cache = PlanCache::default();
+        let a = cache.get_or_plan(file, &input(&[1, 3], 0..4));
+        let b = cache.get_or_plan(file, &input(&[1, 3], 0..4));
+        assert!(Arc::ptr_eq(&a, &b), "the second reader gets the first plan");
+        assert_eq!(
+            *a,
+            plan_file(file, &input(&[1, 3], 0..4)),
+            "the plan plan_file makes"
+        );
+        // Any field that shapes the plan makes another key: columns, row groups, a flag.
+        let mut planned = input(&[1, 3], 0..4);
+        planned.planned = true;
+        let others = [
+            cache.get_or_plan(file, &input(&[1, 2], 0..4)),
+            cache.get_or_plan(file, &input(&[1, 3], 0..2)),
+            cache.get_or_plan(file, &planned),
+        ];
+        for o in &others {
+            assert!(!Arc::ptr_eq(&a, o));
+        }
+        assert_eq!(cache.len(), 4);
+        assert_ne!(*others[0], *a, "other columns, another plan");
+    }
+}

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 /// The most plans one cache keeps: past it, plans are made and not kept (a run of 100,000
-/// files must not hold every plan at once). About 50 KiB a plan of a wide file.
+/// files must not hold every plan at once). A plan's size grows with the row groups and the
+/// columns read: `many-small-files` (one row group, 5 columns) keeps 4,984 in about 10 MiB.
 pub const MAX_CACHED_PLANS: usize = 16_384;
 
 /// Plans of one table's files, by the input that shaped each.

@@ -410,7 +410,8 @@ fn run_point(
     let jobs: Vec<(usize, u32)> = (0..r.arms.len())
         .flat_map(|a| (0..r.replications).map(move |rep| (a, rep)))
         .collect();
-    // A job whose key an earlier job of this point shares waits for that one's run.
+    // A job whose key an earlier job of this point shares does not run: it takes that job's
+    // run from `memo` once the point's jobs are done.
     let keys: Vec<Option<memo::Key>> = jobs
         .iter()
         .map(|&(a, rep)| memo.key(&r, a, rep, axes))

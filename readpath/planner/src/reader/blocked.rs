@@ -130,7 +130,10 @@ impl ClickHouseReader {
                         // error of the model, kept because the F8 fit leans on it. Counting it
                         // once (tried 2026-12-04): more tasks block, they hold parsing threads
                         // that decodes then lack, and the redesign gets slower (9.40 -> 11.55 s
-                        // at 16 IO threads; F8.redesign 3.72x -> 1.24x, outside 2x-4.5x).
+                        // at 16 IO threads; F8.redesign 3.72x -> 1.24x, outside 2x-4.5x). At 96
+                        // parsing threads (tried 2026-12-06) counting once keeps 34 GETs in
+                        // flight at 4.22 s (measured 19-70, 3.6 s) but 16 -> 128 IO threads
+                        // gains 1.40x (measured about 3x; 3.0x counted twice).
                         held += 1;
                         waiting_seen += 1;
                     }

@@ -147,15 +147,7 @@ fn ablation_runs_base_each_mechanism_alone_and_the_redesign() {
 fn read_through_is_fitted_on_mid_transfer_progress_only() {
     let through = |set: &[&str]| {
         let l = load("partially-warm-page-cache.yaml", set);
-        let r = run(
-            &l,
-            &RunOptions {
-                cases: vec!["small-pool".into()],
-                arms: vec!["redesign".into()],
-                ..Default::default()
-            },
-        )
-        .report;
+        let r = run_one(&l, "small-pool", "redesign");
         metric(
             &r,
             "small-pool",
@@ -185,15 +177,7 @@ fn gets_beyond_the_io_pool_need_parsing_threads_that_run_queued_reads() {
                 "input_format_parquet_max_io_threads=16",
             ],
         );
-        let r = run(
-            &l,
-            &RunOptions {
-                cases: vec!["459-row-groups".into()],
-                arms: vec!["redesign".into()],
-                ..Default::default()
-            },
-        )
-        .report;
+        let r = run_one(&l, "459-row-groups", "redesign");
         let get = |m| metric(&r, "459-row-groups", "redesign", m);
         (
             get(Metric::MeanConcurrentGets),
@@ -210,4 +194,17 @@ fn gets_beyond_the_io_pool_need_parsing_threads_that_run_queued_reads() {
     // The pool, the stage's share of the threads (`stage_threads`), one footer.
     assert!(max16 <= (16 + 6 + 1) as f64, "{max16}");
     assert!(max96 <= (16 + 36 + 1) as f64, "{max96}");
+}
+
+/// The report of one case and one arm of a scenario.
+fn run_one(l: &scenario::LoadedScenario, case: &str, arm: &str) -> experiments::report::Report {
+    run(
+        l,
+        &RunOptions {
+            cases: vec![case.into()],
+            arms: vec![arm.into()],
+            ..Default::default()
+        },
+    )
+    .report
 }

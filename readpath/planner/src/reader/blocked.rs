@@ -53,14 +53,14 @@ impl ClickHouseReader {
         let ids = self.units.take_open_ids();
         let before = self.out.len();
         for &uid in &ids {
-            // `blocked_tasks_of`'s first test, made without taking the unit out of its slot:
-            // most open units have no started step waiting on every pump.
+            // Tested without taking the unit out of its slot: most open units have no started
+            // step waiting on every pump.
             let may_block = self
                 .units
                 .open
                 .get(uid as usize)
                 .and_then(|u| u.as_deref())
-                .is_some_and(|u| u.phase == Phase::Steps && u.started_decodes_not_ready > 0);
+                .is_some_and(Self::may_block);
             if may_block {
                 self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
             }
@@ -69,9 +69,14 @@ impl ClickHouseReader {
         Ok(self.out.len() > before)
     }
 
+    /// Whether a task of unit `u` may block: only a started step may, and every blocked task's
+    /// step is started.
+    fn may_block(u: &OpenUnit) -> bool {
+        u.phase == Phase::Steps && u.started_decodes_not_ready > 0
+    }
+
     fn blocked_tasks_of(&mut self, u: &mut OpenUnit) -> Result<(), PlanError> {
-        // Only a started step may block, and every blocked task's step is started.
-        if u.phase != Phase::Steps || u.started_decodes_not_ready == 0 {
+        if !Self::may_block(u) {
             return Ok(());
         }
         self.admit_blocked(u);

@@ -699,7 +699,7 @@ impl planner::CacheView for CacheView<'_> {
     }
 }
 
-/// Calls `warm(object, size, rng)` for each materialized file of the table with the file's own
+/// Calls `warm(object, size, rng)` for each file of the table laid out (whole or outlined) with the file's own
 /// stream of `subsystem`: a file's warm state is the same whichever other files the table
 /// holds (a generated table holds only those its queries touch).
 fn warm_each_file(
@@ -714,7 +714,7 @@ fn warm_each_file(
         .files
         .iter()
         .enumerate()
-        .filter(|(_, f)| f.materialized)
+        .filter(|(_, f)| !f.is_placeholder())
     {
         let mut file_rng = rngs.stream_for(subsystem, i as u64 + 1, replication);
         warm(i as u64, f.size_bytes, &mut file_rng);

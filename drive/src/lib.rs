@@ -196,7 +196,10 @@ pub fn run_in<W: World>(
     let trace = if rec.trace {
         // Requests, then the ranges the reader needed (what `sim replay --what-if` re-plans).
         let mut t = world.take_trace();
-        t.extend(trace::needed_rows(&r.table, &reader.take_needed()));
+        let needed = reader
+            .take_needed()
+            .map_err(|e| RunError::Plan(e.to_string()))?;
+        t.extend(trace::needed_rows(&r.table, &needed));
         t
     } else {
         Vec::new()

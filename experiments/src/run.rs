@@ -20,6 +20,9 @@ pub struct RunOptions {
     /// Replace the arms by `clickhouse-base`, base plus each redesign mechanism R1..R8 alone,
     /// and `clickhouse-redesign` (the scenario's shared `settings:` still apply).
     pub ablation: bool,
+    /// Generated tables keep outlines of their files past this many column chunks
+    /// (`scenario::KEEP_WHOLE_UP_TO_CHUNKS` when `None`); the runs are the same either way.
+    pub keep_whole_up_to_chunks: Option<u64>,
 }
 
 /// The ablation arms: `clickhouse-base`, base with each of R1..R8 switched on alone, and
@@ -165,7 +168,10 @@ pub fn run_scenario_keeping_trace(
     opts: &RunOptions,
     runner: &dyn Runner,
 ) -> Result<ScenarioOutput, Box<Stopped>> {
-    let tables = TableCache::default();
+    let tables = TableCache::keeping_whole_up_to(
+        opts.keep_whole_up_to_chunks
+            .unwrap_or(scenario::KEEP_WHOLE_UP_TO_CHUNKS),
+    );
     let ablated;
     let loaded = if opts.ablation {
         ablated = loaded.with_arms(ablation_arms())?;

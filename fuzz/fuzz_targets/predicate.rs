@@ -30,6 +30,7 @@ fn table() -> Table {
             .map(|(a, b)| MinMax::new(a, b))
             .chain([None])
             .collect(),
+        outlined_uncompressed_bytes: 0,
     };
     Table {
         schemas: vec![Schema {

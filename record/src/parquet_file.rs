@@ -96,12 +96,14 @@ pub fn record_parquet_file(path: &Path, layout_path: &str) -> Result<RecordedFil
             num_rows,
             columns: chunks,
             statistics,
+            outlined_uncompressed_bytes: 0,
         });
     }
 
     let layout = FileLayout {
         path: layout_path.to_string(),
         materialized: true,
+        outline: false,
         size_bytes,
         footer_len_bytes,
         schema: 0,

@@ -42,6 +42,7 @@ impl TableBuilder {
             files: self.files,
             iceberg,
             provenance,
+            lazy: None,
         }
     }
 }

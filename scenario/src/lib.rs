@@ -9,7 +9,9 @@ pub mod resolve;
 pub use file::ScenarioFile;
 pub use load::{load, nearest, parse, LoadedScenario, ScenarioError};
 pub use overrides::{parse_override, Layer, Override};
-pub use resolve::{resolve, Resolved, ResolvedArm, ResolvedQuery, TableCache};
+pub use resolve::{
+    resolve, Resolved, ResolvedArm, ResolvedQuery, TableCache, KEEP_WHOLE_UP_TO_CHUNKS,
+};
 
 use std::fmt::Write as _;
 

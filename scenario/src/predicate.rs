@@ -417,6 +417,7 @@ mod tests {
         let mm = |a, b| MinMax::new(a, b);
         let rg = RowGroup {
             num_rows: 10,
+            outlined_uncompressed_bytes: 0,
             columns: vec![ColumnChunk::default(); 4],
             statistics: vec![
                 mm(StatValue::Date(8766), StatValue::Date(8796)),

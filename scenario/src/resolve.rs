@@ -87,16 +87,43 @@ pub struct Resolved {
     pub arms: Vec<ResolvedArm>,
 }
 
+/// Past this many column chunks in the files a run's queries touch (files x row groups x
+/// columns, at most), a generated table keeps an outline of each and makes a file again when a
+/// reader opens it (`tablegen::generate_outlines`): memory no longer grows with the table's
+/// width, at the cost of making a file once more for each reader that plans it while the plan
+/// cache cannot hold its plan, and once for each reader's check of the query. 16 M chunks is
+/// about 1.3 GB kept whole; `many-small-files` at 10x its queried files (10.9 M) stays whole,
+/// at 100x (109 M) keeps outlines. The runs are the same either way
+/// (`sim/tests/outlined_tables.rs`).
+pub const KEEP_WHOLE_UP_TO_CHUNKS: u64 = 16 << 20;
+
 /// Tables already built in this process, keyed by their source, so that cases and sweep points
 /// that share a table build it once.
-#[derive(Default)]
 pub struct TableCache {
     tables: Mutex<BTreeMap<String, Arc<Table>>>,
     /// One plan cache per table, by the table's key.
     plans: Mutex<BTreeMap<String, Arc<planner::PlanCache>>>,
+    /// See [`KEEP_WHOLE_UP_TO_CHUNKS`].
+    keep_whole_up_to_chunks: u64,
+}
+
+impl Default for TableCache {
+    fn default() -> Self {
+        Self::keeping_whole_up_to(KEEP_WHOLE_UP_TO_CHUNKS)
+    }
 }
 
 impl TableCache {
+    /// A cache whose generated tables keep outlines past `chunks` column chunks
+    /// ([`KEEP_WHOLE_UP_TO_CHUNKS`] by default; tests lower it to compare both).
+    pub fn keeping_whole_up_to(chunks: u64) -> Self {
+        TableCache {
+            tables: Mutex::default(),
+            plans: Mutex::default(),
+            keep_whole_up_to_chunks: chunks,
+        }
+    }
+
     fn get_or_build(
         &self,
         key: String,
@@ -175,13 +202,19 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
             });
             let files_key = format!("{key}:files:{}:{files_key:016x}", wanted.len());
             let table = tables.get_or_build(files_key.clone(), || {
-                let t = tablegen::generate_files(spec, f.seed, |i| {
-                    u32::try_from(i).is_ok_and(|i| wanted.contains(&i))
-                })
+                let t = tablegen::generate_kept(
+                    spec,
+                    f.seed,
+                    |i| u32::try_from(i).is_ok_and(|i| wanted.contains(&i)),
+                    tables.keep_whole_up_to_chunks,
+                )
                 .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
-                // Once, where the table is built: cases and sweep points share it.
-                t.validate()
-                    .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+                // Once, where the table is built: cases and sweep points share it (outlines
+                // were checked whole as they were made).
+                if t.lazy.is_none() {
+                    t.validate()
+                        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
+                }
                 Ok(t)
             })?;
             (table, files_key)

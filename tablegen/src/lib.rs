@@ -42,8 +42,8 @@
 //! ```
 
 use layout::{
-    Codec, ColumnChunk, FileLayout, IcebergMetadata, PageLocation, Provenance, RowGroup, Schema,
-    Table, NO_BLOOM_FILTER,
+    Codec, ColumnChunk, FileIndex, FileLayout, FileSource, IcebergMetadata, LazyFiles,
+    PageLocation, Provenance, RowGroup, Schema, Table, NO_BLOOM_FILTER,
 };
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, StandardNormal};
@@ -51,6 +51,7 @@ use rand_pcg::Pcg64;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 use units::Bytes;
 
 /// The smallest column chunk generated: a data page header and a few bytes of data.
@@ -439,6 +440,9 @@ pub enum GenerateError {
     Invalid { field: String, what: String },
     #[error("generator spec is too large: {what}")]
     TooLarge { what: String },
+    /// A generated file the layout's checks refuse (a defect of the generator).
+    #[error("a generated file is inconsistent: {0}")]
+    Layout(layout::LayoutError),
 }
 
 fn invalid(field: impl Into<String>, what: impl Into<String>) -> GenerateError {
@@ -467,6 +471,50 @@ pub fn generate_files(
 
 /// The random stream of one part of a table (`Named` labels are part of the layout's
 /// definition: changing one changes every generated table).
+/// Like [`generate_files`], but keeps only an outline of each wanted file
+/// ([`FileLayout::outline_of`]); the table's [`LazyFiles`] makes a file again when a reader
+/// opens it ([`Table::layout`]). Each file is made once here and checked whole. For tables
+/// whose touched files are too many to keep: memory no longer grows with their column chunks.
+pub fn generate_outlines(
+    spec: &GeneratorSpec,
+    seed: u64,
+    wanted: impl Fn(u64) -> bool,
+) -> Result<Table, GenerateError> {
+    Plan::new(spec, seed)?.run_outlines(wanted)
+}
+
+/// The files `wanted` names, whole while they can hold at most `keep_whole_up_to_chunks`
+/// column chunks (files x row groups x columns) and as outlines past that
+/// ([`generate_files`], [`generate_outlines`]): the same files either way, only what is kept
+/// differs.
+pub fn generate_kept(
+    spec: &GeneratorSpec,
+    seed: u64,
+    wanted: impl Fn(u64) -> bool,
+    keep_whole_up_to_chunks: u64,
+) -> Result<Table, GenerateError> {
+    let plan = Plan::new(spec, seed)?;
+    let touched = (0..spec.file_count).filter(|&i| wanted(i)).count() as u64;
+    if Plan::most_chunks(spec, touched) > u128::from(keep_whole_up_to_chunks) {
+        plan.run_outlines(wanted)
+    } else {
+        plan.run(wanted)
+    }
+}
+
+/// The files of a generated table, made again from its plan: each from its own stream.
+struct GeneratedFiles {
+    plan: Plan,
+}
+
+impl FileSource for GeneratedFiles {
+    fn layout(&self, index: FileIndex) -> Result<FileLayout, String> {
+        self.plan
+            .file(u64::from(index), &mut Scratch::default())
+            .map_err(|e| e.to_string())
+    }
+}
+
 fn stream(seed: u64, part: &'static str, index: u64) -> Pcg64 {
     engine::RngStreams::new(seed).stream_for(engine::Subsystem::Named(part), index, 0)
 }
@@ -641,8 +689,8 @@ struct Column {
 }
 
 /// A checked spec with its per-column properties resolved.
-struct Plan<'a> {
-    spec: &'a GeneratorSpec,
+struct Plan {
+    spec: GeneratorSpec,
     seed: u64,
     names: Vec<String>,
     columns: Vec<Column>,
@@ -653,8 +701,8 @@ struct Plan<'a> {
     codec: Codec,
 }
 
-impl<'a> Plan<'a> {
-    fn new(spec: &'a GeneratorSpec, seed: u64) -> Result<Self, GenerateError> {
+impl Plan {
+    fn new(spec: &GeneratorSpec, seed: u64) -> Result<Self, GenerateError> {
         if spec.file_count == 0 {
             return Err(invalid("file_count", "0 files; a table needs at least 1"));
         }
@@ -704,11 +752,11 @@ impl<'a> Plan<'a> {
                 "0 columns; a schema needs at least 1",
             ));
         }
-        let max_rgs = spec.row_groups_per_file.bounds().1;
-        let chunks = (spec.file_count as u128) * (max_rgs as u128) * (n as u128);
-        if chunks > MAX_COLUMN_CHUNKS as u128 {
+        // One file's chunks are made at once whatever the table keeps.
+        let chunks_per_file = Self::most_chunks(spec, 1);
+        if chunks_per_file > MAX_COLUMN_CHUNKS as u128 {
             return Err(GenerateError::TooLarge {
-                what: format!("up to {chunks} column chunks (files x row groups x columns); the limit is {MAX_COLUMN_CHUNKS}"),
+                what: format!("up to {chunks_per_file} column chunks in one file (row groups x columns); the limit is {MAX_COLUMN_CHUNKS}"),
             });
         }
         if spec.page_size.0 < MIN_PAGE_SIZE_BYTES || spec.page_size.0 > u32::MAX as u64 {
@@ -910,7 +958,7 @@ impl<'a> Plan<'a> {
             .iter()
             .fold(0u64, |acc, c| acc.saturating_add(c.fixed_bytes));
         Ok(Plan {
-            spec,
+            spec: spec.clone(),
             seed,
             names,
             columns,
@@ -921,8 +969,27 @@ impl<'a> Plan<'a> {
         })
     }
 
-    fn run(mut self, wanted: impl Fn(u64) -> bool) -> Result<Table, GenerateError> {
-        let spec = self.spec;
+    /// The most column chunks `files` files of `spec` can hold (files x row groups x columns).
+    fn most_chunks(spec: &GeneratorSpec, files: u64) -> u128 {
+        let max_rgs = spec.row_groups_per_file.bounds().1;
+        (files as u128) * (max_rgs as u128) * (spec.columns.count as u128)
+    }
+
+    /// Refuses to keep `files` whole files when they could hold more than
+    /// [`MAX_COLUMN_CHUNKS`], before any is made.
+    fn check_kept(&self, files: u64) -> Result<(), GenerateError> {
+        let chunks = Self::most_chunks(&self.spec, files);
+        if chunks > MAX_COLUMN_CHUNKS as u128 {
+            return Err(GenerateError::TooLarge {
+                what: format!("up to {chunks} column chunks kept (files the queries touch x row groups x columns); the limit is {MAX_COLUMN_CHUNKS}: keep outlines (`generate_outlines`)"),
+            });
+        }
+        Ok(())
+    }
+
+    /// The table with every file a placeholder: its schema, paths and Iceberg metadata.
+    fn skeleton(&self) -> Result<Table, GenerateError> {
+        let spec = &self.spec;
         let iceberg = match &spec.iceberg {
             None => None,
             Some(ice) => {
@@ -941,12 +1008,32 @@ impl<'a> Plan<'a> {
                 })
             }
         };
-        let mut files = Vec::with_capacity(spec.file_count.min(1 << 24) as usize);
+        let files = (0..spec.file_count)
+            .map(|fi| FileLayout::placeholder(self.path(fi)))
+            .collect();
+        Ok(Table {
+            schemas: vec![Schema {
+                columns: self.names.clone(),
+            }],
+            files,
+            iceberg,
+            provenance: Provenance {
+                tool: format!("tablegen {} seed {}", spec.name, self.seed),
+                created_unix_s: None,
+                sources: Vec::new(),
+            },
+            lazy: None,
+        })
+    }
+
+    /// The table with the files `wanted` names made whole, the others placeholders.
+    fn run(self, wanted: impl Fn(u64) -> bool) -> Result<Table, GenerateError> {
+        self.check_kept((0..self.spec.file_count).filter(|&i| wanted(i)).count() as u64)?;
+        let mut table = self.skeleton()?;
         let mut scratch = Scratch::default();
         let mut pages_total = 0u64;
-        for fi in 0..spec.file_count {
+        for (fi, slot) in (0..).zip(table.files.iter_mut()) {
             if !wanted(fi) {
-                files.push(FileLayout::placeholder(self.path(fi)));
                 continue;
             }
             let file = self.file(fi, &mut scratch)?;
@@ -956,21 +1043,30 @@ impl<'a> Plan<'a> {
                     what: format!("more than {MAX_PAGES} listed pages; raise `page_size`"),
                 });
             }
-            files.push(file);
+            *slot = file;
         }
-        let schema = Schema {
-            columns: std::mem::take(&mut self.names),
-        };
-        Ok(Table {
-            schemas: vec![schema],
-            files,
-            iceberg,
-            provenance: Provenance {
-                tool: format!("tablegen {} seed {}", spec.name, self.seed),
-                created_unix_s: None,
-                sources: Vec::new(),
-            },
-        })
+        Ok(table)
+    }
+
+    /// The table with an outline of each file `wanted` names (each made once here, checked
+    /// whole and dropped) and the plan as the source that makes them again when opened.
+    fn run_outlines(self, wanted: impl Fn(u64) -> bool) -> Result<Table, GenerateError> {
+        let mut table = self.skeleton()?;
+        let mut scratch = Scratch::default();
+        let mut bounds = layout::FileBounds::default();
+        for fi in (0..self.spec.file_count).filter(|&i| wanted(i)) {
+            let full = self.file(fi, &mut scratch)?;
+            let index = usize::try_from(fi).map_err(|_| GenerateError::TooLarge {
+                what: format!("file {fi}: past this machine's address space"),
+            })?;
+            bounds.check(index, &full).map_err(GenerateError::Layout)?;
+            table
+                .validate_file(index, &full)
+                .map_err(GenerateError::Layout)?;
+            table.files[index] = FileLayout::outline_of(&full);
+        }
+        table.lazy = Some(LazyFiles(Arc::new(GeneratedFiles { plan: self })));
+        Ok(table)
     }
 
     fn path(&self, fi: u64) -> String {
@@ -1005,7 +1101,7 @@ impl<'a> Plan<'a> {
     }
 
     fn file(&self, fi: u64, s: &mut Scratch) -> Result<FileLayout, GenerateError> {
-        let spec = self.spec;
+        let spec = &self.spec;
         let ix = &spec.indexes;
         let path = self.path(fi);
         // This file's own stream: the same file whichever others are generated.
@@ -1180,6 +1276,7 @@ impl<'a> Plan<'a> {
         Ok(FileLayout {
             path,
             materialized: true,
+            outline: false,
             size_bytes,
             footer_len_bytes,
             schema: 0,
@@ -1357,6 +1454,39 @@ mod tests {
         }
         // Files differ from each other (their streams are independent, not copies).
         assert_ne!(whole.files[0].size_bytes, whole.files[1].size_bytes);
+    }
+
+    /// An outlined table makes each wanted file again, equal to the whole table's, and keeps
+    /// no chunk; the whole-file cap counts only what is kept.
+    #[test]
+    fn outlines_make_the_same_files_again_and_keep_no_chunk() {
+        let mut s = base(30, 9);
+        s.row_groups_per_file = CountDist::Range { min: 1, max: 3 };
+        s.chunk_jitter_sigma = 0.4;
+        let whole = generate(&s, 5).unwrap();
+        let wanted = [2u64, 11, 29];
+        let t = generate_outlines(&s, 5, |i| wanted.contains(&i)).unwrap();
+        t.validate().unwrap();
+        assert_eq!(t.column_chunk_count(), 0);
+        assert_eq!(t.materialized_files(), 3);
+        for (i, w) in whole.files.iter().enumerate() {
+            let ix = i as u32;
+            if wanted.contains(&(i as u64)) {
+                assert_eq!(t.files[i], FileLayout::outline_of(w), "file {i}");
+                assert_eq!(*t.layout(ix).unwrap(), *w, "file {i}");
+            } else {
+                assert!(
+                    t.files[i].is_placeholder() && t.layout(ix).is_err(),
+                    "file {i}"
+                );
+            }
+        }
+        // The cap on whole files counts the files kept (up to 3 x 9 chunks each).
+        let plan = Plan::new(&s, 5).unwrap();
+        assert_eq!(Plan::most_chunks(&s, 30), 30 * 3 * 9);
+        assert!(plan.check_kept(MAX_COLUMN_CHUNKS / 27).is_ok());
+        let e = plan.check_kept(MAX_COLUMN_CHUNKS / 27 + 1).unwrap_err();
+        assert!(e.to_string().contains("generate_outlines"), "{e}");
     }
 
     #[test]

@@ -266,6 +266,7 @@ mod tests {
             files: vec![FileLayout {
                 path: "data/x.parquet".into(),
                 materialized: true,
+                outline: false,
                 size_bytes: 1_000,
                 footer_len_bytes: 92,
                 schema: 0,

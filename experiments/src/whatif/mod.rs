@@ -388,6 +388,7 @@ pub fn rebuild(trace: &ParsedTrace, arm: Option<&str>) -> Result<Rebuilt, WhatIf
             created_unix_s: None,
             sources: vec![trace.source.clone()],
         },
+        lazy: None,
     };
     let mut any_footer = false;
     for f in files {
@@ -395,6 +396,7 @@ pub fn rebuild(trace: &ParsedTrace, arm: Option<&str>) -> Result<Rebuilt, WhatIf
         let mut file = FileLayout {
             path: f.object.clone(),
             materialized: true,
+            outline: false,
             size_bytes: f.size_bytes,
             footer_len_bytes: f.footer_len_bytes,
             schema: 0,

@@ -1002,12 +1002,14 @@ fn decode_body(body: &[u8], version: u32) -> R<Table> {
                 num_rows,
                 columns,
                 statistics,
+                outlined_uncompressed_bytes: 0,
             });
         }
         let size_bytes = d.r(S::FileSize, st.predicted_size(footer_len_bytes))?;
         files.push(FileLayout {
             path: path_str,
             materialized: true,
+            outline: false,
             size_bytes,
             footer_len_bytes,
             schema,
@@ -1168,6 +1170,7 @@ fn decode_meta(d: &mut Decoder<'_>) -> R<Table> {
             created_unix_s,
             sources,
         },
+        lazy: None,
     })
 }
 
@@ -1207,6 +1210,7 @@ mod tests {
             files: vec![FileLayout {
                 path: "x/part-0.parquet".into(),
                 materialized: true,
+                outline: false,
                 size_bytes: 1000,
                 footer_len_bytes: 200,
                 schema: 0,
@@ -1234,6 +1238,7 @@ mod tests {
                 created_unix_s: Some(17),
                 sources: vec!["/a".into()],
             },
+            lazy: None,
         }
     }
 
@@ -1485,6 +1490,7 @@ mod tests {
                     num_rows,
                     columns,
                     statistics,
+                    outlined_uncompressed_bytes: 0,
                 }
             });
         let file = (
@@ -1499,6 +1505,7 @@ mod tests {
                 |(path, size_bytes, footer_len_bytes, schema, row_groups, pages)| FileLayout {
                     path,
                     materialized: true,
+                    outline: false,
                     size_bytes,
                     footer_len_bytes,
                     schema,
@@ -1543,6 +1550,7 @@ mod tests {
                 files,
                 iceberg,
                 provenance,
+                lazy: None,
             })
     }
 

@@ -13,8 +13,11 @@
 
 mod bounds;
 pub mod format;
+mod lazy;
 mod stats;
 
+pub use bounds::FileBounds;
+pub use lazy::{FileSource, LazyFiles};
 pub use stats::{MinMax, StatValue, TimeUnit};
 
 use serde::{Deserialize, Serialize};
@@ -255,6 +258,14 @@ pub struct RowGroup {
     /// none were recorded (generated tables, the tolerant footer decoder).
     #[serde(default)]
     pub statistics: Vec<Option<MinMax>>,
+    /// In an outline ([`FileLayout::outline_of`], no chunks): the uncompressed bytes of the
+    /// chunks it stands for; 0 in a row group that holds its chunks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub outlined_uncompressed_bytes: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl RowGroup {
@@ -264,6 +275,7 @@ impl RowGroup {
             num_rows,
             columns,
             statistics: Vec::new(),
+            outlined_uncompressed_bytes: 0,
         }
     }
     /// The recorded min/max of column `column`, if any.
@@ -273,8 +285,13 @@ impl RowGroup {
     pub fn compressed_bytes(&self) -> u64 {
         self.columns.iter().map(|c| c.compressed_bytes()).sum()
     }
+    /// The uncompressed bytes of its chunks (held, or outlined).
     pub fn uncompressed_bytes(&self) -> u64 {
-        self.columns.iter().map(|c| c.uncompressed_bytes).sum()
+        self.columns
+            .iter()
+            .map(|c| c.uncompressed_bytes)
+            .sum::<u64>()
+            + self.outlined_uncompressed_bytes
     }
 }
 
@@ -287,6 +304,11 @@ pub struct FileLayout {
     /// generated file comes from its own random stream and can be made alone.
     #[serde(default = "yes")]
     pub materialized: bool,
+    /// Whether this is an outline (path, size, footer length, schema, rows per row group; no
+    /// chunk) of a file the table's [`LazyFiles`] makes again when it is opened
+    /// ([`Table::layout`]): a generated table too large to keep whole.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub outline: bool,
     pub size_bytes: u64,
     /// The Thrift footer's length as the file's last 8 bytes state it (excludes those 8 bytes).
     pub footer_len_bytes: u32,
@@ -306,6 +328,7 @@ impl Default for FileLayout {
         FileLayout {
             path: String::new(),
             materialized: true,
+            outline: false,
             size_bytes: 0,
             footer_len_bytes: 0,
             schema: 0,
@@ -364,6 +387,9 @@ pub struct Table {
     pub files: Vec<FileLayout>,
     pub iceberg: Option<IcebergMetadata>,
     pub provenance: Provenance,
+    /// Makes the full layout of the files held as outlines; `None` when every file is here.
+    #[serde(skip)]
+    pub lazy: Option<LazyFiles>,
 }
 
 impl Table {
@@ -398,9 +424,9 @@ impl Table {
         self.files.iter().map(|f| f.size_bytes).sum()
     }
 
-    /// How many files have their layout here (the others are placeholders).
+    /// How many files have their layout here or as an outline (the others are placeholders).
     pub fn materialized_files(&self) -> usize {
-        self.files.iter().filter(|f| f.materialized).count()
+        self.laid_out_files().count()
     }
     pub fn column_chunk_count(&self) -> usize {
         self.files
@@ -413,83 +439,90 @@ impl Table {
     /// Checks the invariants the read path relies on: every range inside its file, pages inside
     /// their chunk, page table references in bounds, schema references valid.
     pub fn validate(&self) -> Result<(), LayoutError> {
-        bounds::check(self)?;
-        for (fi, file) in self.files.iter().enumerate() {
-            if !file.materialized {
-                debug_assert!(file.row_groups.is_empty() && file.size_bytes == 0);
-                continue;
-            }
-            let at = |what: String| LayoutError::Invalid {
-                file: file.path.clone(),
-                index: fi,
-                what,
-            };
-            let schema = self
-                .schemas
-                .get(file.schema as usize)
-                .ok_or_else(|| at(format!("schema {} does not exist", file.schema)))?;
-            if (file.footer_len_bytes as u64) + 8 > file.size_bytes {
+        bounds::check_table(self)?;
+        let mut bounds = FileBounds::default();
+        for (fi, _) in self.laid_out_files() {
+            // An outline is checked in full: its source makes it again.
+            let full = self.layout(limits::u32_of(fi))?;
+            bounds.check(fi, &full)?;
+            self.validate_file(fi, &full)?;
+        }
+        Ok(())
+    }
+
+    /// Checks one file's layout (file `fi` of this table, or the full layout of its outline):
+    /// every range inside the file, pages inside their chunk, the schema reference valid.
+    pub fn validate_file(&self, fi: usize, file: &FileLayout) -> Result<(), LayoutError> {
+        let at = |what: String| LayoutError::Invalid {
+            file: file.path.clone(),
+            index: fi,
+            what,
+        };
+        let schema = self
+            .schemas
+            .get(file.schema as usize)
+            .ok_or_else(|| at(format!("schema {} does not exist", file.schema)))?;
+        if (file.footer_len_bytes as u64) + 8 > file.size_bytes {
+            return Err(at(format!(
+                "footer of {} bytes does not fit in a file of {} bytes",
+                file.footer_len_bytes, file.size_bytes
+            )));
+        }
+        for (gi, rg) in file.row_groups.iter().enumerate() {
+            if rg.columns.len() != schema.columns.len() {
                 return Err(at(format!(
-                    "footer of {} bytes does not fit in a file of {} bytes",
-                    file.footer_len_bytes, file.size_bytes
+                    "row group {gi} has {} column chunks, the schema {}",
+                    rg.columns.len(),
+                    schema.columns.len()
                 )));
             }
-            for (gi, rg) in file.row_groups.iter().enumerate() {
-                if rg.columns.len() != schema.columns.len() {
-                    return Err(at(format!(
-                        "row group {gi} has {} column chunks, the schema {}",
-                        rg.columns.len(),
-                        schema.columns.len()
-                    )));
+            if !rg.statistics.is_empty() && rg.statistics.len() != rg.columns.len() {
+                return Err(at(format!(
+                    "row group {gi} has statistics for {} columns and {} column chunks; \
+                     expected one per chunk or none",
+                    rg.statistics.len(),
+                    rg.columns.len()
+                )));
+            }
+            for (ci, c) in rg.columns.iter().enumerate() {
+                let check = |what: &str, r: ByteRange| {
+                    if r.end <= file.size_bytes && r.start <= r.end {
+                        Ok(())
+                    } else {
+                        Err(at(format!(
+                            "row group {gi} column {ci}: {what} {r} lies outside the file ({} bytes)",
+                            file.size_bytes
+                        )))
+                    }
+                };
+                check("chunk", c.range())?;
+                if let Some(r) = c.column_index() {
+                    check("column index", r)?;
                 }
-                if !rg.statistics.is_empty() && rg.statistics.len() != rg.columns.len() {
-                    return Err(at(format!(
-                        "row group {gi} has statistics for {} columns and {} column chunks; \
-                         expected one per chunk or none",
-                        rg.statistics.len(),
-                        rg.columns.len()
-                    )));
+                if let Some(r) = c.offset_index() {
+                    check("offset index", r)?;
                 }
-                for (ci, c) in rg.columns.iter().enumerate() {
-                    let check = |what: &str, r: ByteRange| {
-                        if r.end <= file.size_bytes && r.start <= r.end {
-                            Ok(())
-                        } else {
-                            Err(at(format!(
-                                "row group {gi} column {ci}: {what} {r} lies outside the file ({} bytes)",
-                                file.size_bytes
-                            )))
-                        }
+                if let Some(b) = c.bloom_filter() {
+                    check(
+                        "bloom filter",
+                        ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64),
+                    )?;
+                }
+                if c.pages_count > 0 {
+                    let first = c.pages_first as usize;
+                    let end = first + c.pages_count as usize;
+                    let Some(pages) = file.pages.get(first..end) else {
+                        return Err(at(format!(
+                            "row group {gi} column {ci}: pages {first}..{end} beyond the page table ({})",
+                            file.pages.len()
+                        )));
                     };
-                    check("chunk", c.range())?;
-                    if let Some(r) = c.column_index() {
-                        check("column index", r)?;
-                    }
-                    if let Some(r) = c.offset_index() {
-                        check("offset index", r)?;
-                    }
-                    if let Some(b) = c.bloom_filter() {
-                        check(
-                            "bloom filter",
-                            ByteRange::with_len(b.offset, b.len.unwrap_or(0) as u64),
-                        )?;
-                    }
-                    if c.pages_count > 0 {
-                        let first = c.pages_first as usize;
-                        let end = first + c.pages_count as usize;
-                        let Some(pages) = file.pages.get(first..end) else {
-                            return Err(at(format!(
-                                "row group {gi} column {ci}: pages {first}..{end} beyond the page table ({})",
-                                file.pages.len()
-                            )));
-                        };
-                        let data = c.data_pages();
-                        if let Some(p) = pages.iter().find(|p| !data.contains(&p.range())) {
-                            return Err(at(format!(
-                                "row group {gi} column {ci}: page {} lies outside the chunk's data pages {data}",
-                                p.range()
-                            )));
-                        }
+                    let data = c.data_pages();
+                    if let Some(p) = pages.iter().find(|p| !data.contains(&p.range())) {
+                        return Err(at(format!(
+                            "row group {gi} column {ci}: page {} lies outside the chunk's data pages {data}",
+                            p.range()
+                        )));
                     }
                 }
             }

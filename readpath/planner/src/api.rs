@@ -150,8 +150,9 @@ impl Reader {
     }
 
     /// Every range the reader needed so far, before coalescing, in query order (file by
-    /// file, the footer first, then by offset). Empty unless [`Reader::record_needed`].
-    pub fn take_needed(&mut self) -> Vec<NeededRange> {
+    /// file, the footer first, then by offset). Empty unless [`Reader::record_needed`]. `Err`
+    /// when an outlined file's layout cannot be made again.
+    pub fn take_needed(&mut self) -> Result<Vec<NeededRange>, PlanError> {
         each!(mut self, r => r.take_needed())
     }
 

@@ -10,6 +10,7 @@
 
 use crate::plan::{plan_file, FilePlan, PlanInput, PlanKey};
 use layout::FileLayout;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -25,19 +26,24 @@ pub struct PlanCache {
 }
 
 impl PlanCache {
-    /// The plan of `file` for `input`: the one made before for an equal input, else made now.
-    pub(crate) fn get_or_plan(&self, file: &FileLayout, input: &PlanInput<'_>) -> Arc<FilePlan> {
+    /// The plan of the file `input` names: the one made before for an equal input, else made
+    /// now from the layout `file` gives (asked only then: an outlined file is made again).
+    pub(crate) fn get_or_plan<'t, E>(
+        &self,
+        file: impl FnOnce() -> Result<Cow<'t, FileLayout>, E>,
+        input: &PlanInput<'_>,
+    ) -> Result<Arc<FilePlan>, E> {
         let key = input.key();
         if let Some(plan) = self.plans.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return plan;
+            return Ok(plan);
         }
-        let plan = Arc::new(plan_file(file, input));
+        let plan = Arc::new(plan_file(&*file()?, input));
         if let Ok(mut m) = self.plans.lock() {
             if m.len() < MAX_CACHED_PLANS {
                 m.entry(key).or_insert_with(|| plan.clone());
             }
         }
-        plan
+        Ok(plan)
     }
 
     /// Plans kept.
@@ -62,9 +68,18 @@ mod tests {
         let t = table(&TableShape::default());
         let file = &t.files[0];
         let cache = PlanCache::default();
-        let a = cache.get_or_plan(file, &input(&[1, 3], 0..4));
-        let b = cache.get_or_plan(file, &input(&[1, 3], 0..4));
+        let made = std::cell::Cell::new(0);
+        let get = |input: &PlanInput<'_>| {
+            let layout = || -> Result<_, ()> {
+                made.set(made.get() + 1);
+                Ok(Cow::Borrowed(file))
+            };
+            cache.get_or_plan(layout, input).unwrap()
+        };
+        let a = get(&input(&[1, 3], 0..4));
+        let b = get(&input(&[1, 3], 0..4));
         assert!(Arc::ptr_eq(&a, &b), "the second reader gets the first plan");
+        assert_eq!(made.get(), 1, "the layout is asked for only to make a plan");
         assert_eq!(
             *a,
             plan_file(file, &input(&[1, 3], 0..4)),
@@ -74,14 +89,20 @@ mod tests {
         let mut planned = input(&[1, 3], 0..4);
         planned.planned = true;
         let others = [
-            cache.get_or_plan(file, &input(&[1, 2], 0..4)),
-            cache.get_or_plan(file, &input(&[1, 3], 0..2)),
-            cache.get_or_plan(file, &planned),
+            get(&input(&[1, 2], 0..4)),
+            get(&input(&[1, 3], 0..2)),
+            get(&planned),
         ];
         for o in &others {
             assert!(!Arc::ptr_eq(&a, o));
         }
         assert_eq!(cache.len(), 4);
         assert_ne!(*others[0], *a, "other columns, another plan");
+        let failed = cache.get_or_plan(|| Err("no layout"), &input(&[4], 0..4));
+        assert_eq!(
+            failed.unwrap_err(),
+            "no layout",
+            "a layout that cannot be made is an error"
+        );
     }
 }

@@ -120,6 +120,7 @@ mod tests {
     fn rg(min: i32, max: i32) -> RowGroup {
         RowGroup {
             num_rows: 10,
+            outlined_uncompressed_bytes: 0,
             columns: vec![ColumnChunk::default(), ColumnChunk::default()],
             statistics: vec![
                 None,

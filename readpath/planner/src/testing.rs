@@ -67,6 +67,7 @@ pub fn table(shape: &TableShape) -> Table {
         files,
         iceberg: None,
         provenance: Default::default(),
+        lazy: None,
     }
 }
 
@@ -131,6 +132,7 @@ fn file(s: &TableShape, index: u32) -> FileLayout {
     FileLayout {
         path: format!("part-{index:05}.parquet"),
         materialized: true,
+        outline: false,
         size_bytes,
         footer_len_bytes: s.footer_bytes,
         schema: 0,

@@ -57,6 +57,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         trace: args.trace.is_some(),
         timeline: args.timeline.is_some() || args.plot.is_some(),
         ablation: args.ablation,
+        keep_whole_up_to_chunks: None,
     };
     let pool = super::pool(args.threads)?;
     let started = std::time::Instant::now();

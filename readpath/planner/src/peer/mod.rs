@@ -104,9 +104,9 @@ impl PeerReader {
     }
 
     /// The ranges the reader needs: each file's footer, then every column chunk it reads.
-    pub(crate) fn take_needed(&mut self) -> Vec<NeededRange> {
+    pub(crate) fn take_needed(&mut self) -> Result<Vec<NeededRange>, PlanError> {
         if !self.record_needed {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         let mut out = Vec::new();
         let mut columns: Vec<u32> = self
@@ -118,8 +118,8 @@ impl PeerReader {
             .collect();
         columns.sort_unstable();
         columns.dedup();
-        for f in readers::files(&self.table, &self.query) {
-            out.push(crate::needed::footer(f.layout, f.index, f.query_pos));
+        for f in readers::files(&self.table, &self.query)? {
+            out.push(crate::needed::footer(&f.layout, f.index, f.query_pos));
             for (g, _) in &f.row_groups {
                 let Some(rg) = f.layout.row_groups.get(*g as usize) else {
                     continue;
@@ -143,7 +143,7 @@ impl PeerReader {
             }
         }
         crate::needed::sort(&mut out);
-        out
+        Ok(out)
     }
 
     pub(crate) fn status(&self) -> Status {

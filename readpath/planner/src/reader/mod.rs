@@ -735,10 +735,10 @@ impl ClickHouseReader {
 
     /// Every range the reader's plans needed so far, before coalescing, in query order (file by
     /// file, the footer first, then by offset). Empty unless [`Reader::record_needed`].
-    pub fn take_needed(&mut self) -> Vec<crate::needed::NeededRange> {
+    pub fn take_needed(&mut self) -> Result<Vec<crate::needed::NeededRange>, PlanError> {
         let mut v = std::mem::take(&mut self.needed);
         crate::needed::sort(&mut v);
-        v
+        Ok(v)
     }
 
     /// How the parsing threads spent the run so far.

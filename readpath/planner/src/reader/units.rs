@@ -42,20 +42,28 @@ impl ClickHouseReader {
             planned: self.cfg.planned,
             sequential_subgroups: self.cfg.stage_driven,
         };
+        // The file's full layout, made again if the table holds an outline of it.
+        let table = &self.table;
+        let layout = || {
+            table
+                .layout(unit.file)
+                .map_err(|e| PlanError::Layout(e.to_string()))
+        };
         let plan = match &self.plans {
-            Some(cache) => cache.get_or_plan(file, &input),
-            None => Arc::new(plan_file(file, &input)),
+            Some(cache) => cache.get_or_plan(layout, &input)?,
+            None => Arc::new(plan_file(&*layout()?, &input)),
         };
         if self.record_needed {
+            let full = layout()?;
             if self.footers_noted.insert(unit.file)
                 && !self.query.parquet_metadata_cache_warm
                 && file.size_bytes > 0
             {
                 self.needed
-                    .push(crate::needed::footer(file, unit.file, unit.query_pos));
+                    .push(crate::needed::footer(&full, unit.file, unit.query_pos));
             }
             crate::needed::plan_ranges(
-                file,
+                &full,
                 unit.file,
                 unit.query_pos,
                 &plan,

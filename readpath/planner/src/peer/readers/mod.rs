@@ -10,6 +10,7 @@ mod duckdb;
 mod polars;
 
 use limits::u32_of;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use coalescer::{CoalescePolicy, NeededRange, NothingCached};
@@ -27,7 +28,8 @@ use crate::types::{Object, ReadKind};
 pub(crate) struct FileRead<'a> {
     pub(crate) index: FileIndex,
     pub(crate) query_pos: usize,
-    pub(crate) layout: &'a FileLayout,
+    /// Made again here if the table holds an outline of it.
+    pub(crate) layout: Cow<'a, FileLayout>,
     /// Surviving row groups with the column-chunk ranges of the selected columns, by offset.
     pub(crate) row_groups: Vec<(u32, Vec<ByteRange>)>,
     /// For each of `row_groups`, the rows of the query's answer in it (what any reader
@@ -49,7 +51,10 @@ impl FileRead<'_> {
 /// The files of `query` with the ranges each reader reads (whole column chunks: none of the
 /// peers reads the page index by default), and the row groups min/max pruning keeps (the
 /// same decisions as ClickHouse's planner, so arms see the same row groups).
-pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>> {
+pub(crate) fn files<'a>(
+    table: &'a Table,
+    query: &QuerySpec,
+) -> Result<Vec<FileRead<'a>>, PlanError> {
     let mut columns: Vec<u32> = query
         .columns
         .iter()
@@ -60,9 +65,9 @@ pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>
     columns.dedup();
     let mut out = Vec::new();
     for (query_pos, &fi) in query.files.iter().enumerate() {
-        let Some(layout) = table.files.get(fi as usize) else {
-            continue;
-        };
+        let layout = table
+            .layout(fi)
+            .map_err(|e| PlanError::Layout(e.to_string()))?;
         let mut row_groups = Vec::new();
         for (g, rg) in layout.row_groups.iter().enumerate() {
             let keep = row_group_survives(
@@ -85,7 +90,7 @@ pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>
             ranges.sort_by_key(|r| r.start);
             row_groups.push((u32_of(g), ranges));
         }
-        let answer = answer_rows(layout, fi, query);
+        let answer = answer_rows(&layout, fi, query);
         let answer_rows = row_groups
             .iter()
             .map(|(g, _)| answer.get(g).copied().unwrap_or(0))
@@ -98,7 +103,7 @@ pub(crate) fn files<'a>(table: &'a Table, query: &QuerySpec) -> Vec<FileRead<'a>
             answer_rows,
         });
     }
-    out
+    Ok(out)
 }
 
 /// The rows of the query's answer in each row group of a file: the same filter decisions as
@@ -255,7 +260,7 @@ pub(crate) fn program(
     ) {
         return Ok(None);
     }
-    let files = files(table, query);
+    let files = files(table, query)?;
     let knobs = &strategy.peer;
     let policy = strategy.coalesce_policy();
     let filtered = !query.prewhere_columns.is_empty();

@@ -89,7 +89,12 @@ def duckdb_read(endpoint, bucket, keys, columns):
     files = ", ".join(f"'s3://{bucket}/{k}'" for k in keys)
     cols = ", ".join(f'"{c}"' for c in columns)
     start = time.perf_counter()
-    t = con.execute(f"SELECT {cols} FROM read_parquet([{files}])").fetch_arrow_table()
+    # `to_arrow_table()` on a relation: DuckDB's Python API for "execute and fetch all rows as
+    # an Arrow Table", which collects with `PhysicalArrowCollector` (a materialized result, scanned
+    # in parallel). Not `execute(...).fetch_arrow_table()`: that streams the result through
+    # `PhysicalBufferedCollector`, whose first-chunk blocking made the scan bimodal on this bed
+    # (one scanner in about half the runs; README, "The peer presets").
+    t = con.sql(f"SELECT {cols} FROM read_parquet([{files}])").to_arrow_table()
     return time.perf_counter() - start, t.num_rows, t.num_columns
 
 
@@ -119,7 +124,7 @@ def local_read(reader, root, keys, columns):
         files = ", ".join(f"'{p}'" for p in paths)
         cols = ", ".join(f'"{c}"' for c in columns)
         start = time.perf_counter()
-        t = con.execute(f"SELECT {cols} FROM read_parquet([{files}])").fetch_arrow_table()
+        t = con.sql(f"SELECT {cols} FROM read_parquet([{files}])").to_arrow_table()
         return time.perf_counter() - start, t.num_rows, t.num_columns
     sys.exit(f"unknown reader `{reader}`: pyarrow, pyarrow-no-prebuffer, polars, duckdb")
 

@@ -16,6 +16,9 @@
 //!   (1,000,000 bytes; `simple_buffered_data.cpp`, `physical_buffered_collector.cpp`): a
 //!   worker's sink blocks while the buffer holds at least that much, and only the client's
 //!   fetches drain it. Row groups are delivered whole here (DuckDB sinks 2048-row vectors).
+//!   Not modelled: the streaming collector blocking each scanner's first chunk, which made a
+//!   streamed scan of one file of large row groups bimodal (README, "The peer presets"); a
+//!   materialized result (`to_arrow_table()`, what `sim check-peers` collects) has neither.
 
 use coalescer::CoalescePolicy;
 use layout::ByteRange;

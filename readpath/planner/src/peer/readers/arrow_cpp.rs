@@ -7,10 +7,16 @@
 //!   the first file's HEAD and footer (the schema), then each file's HEAD and footer.
 //! - Footer: a tail of `footer_read_size` (64 KiB) at an absolute offset, and when the
 //!   metadata does not fit, the whole metadata `[size - 8 - L, size - 8)` again.
-//! - Files: `fragment_readahead` (4) at once, in list order, in waves: the next 4 open once
-//!   the last row group of each of the 4 before is decoded (what the scanner's merged and
-//!   readahead generators, pulled by `ToTable`, come to; the request logs of 24 files with
-//!   and without `pre_buffer` show it).
+//! - Files: `fragment_readahead` (4) at once, in list order. With `pre_buffer`, a sliding
+//!   window: the next file opens as soon as one of the 4 is finished (its last row group
+//!   decoded), as the scanner's `MakeMergedGenerator(batch_gen_gen, fragment_readahead)`
+//!   pulls the next fragment once a subscription ends (`arrow/util/async_generator.h`: "pulls
+//!   from up to max_subscriptions at a time"). The log of 24 files shows it: files 4 and 5
+//!   open when 1 and 2 are done, 6 and 7 a round trip later when 0 and 3 are (their last
+//!   reads waited for one of the 8 IO threads). Without `pre_buffer`, in waves: the next 4
+//!   open once each of the 4 before is decoded, as the log shows; likely because the
+//!   continuation that opens a file queues on the CPU pool behind row-group tasks that block
+//!   their threads on synchronous reads (not modelled as such).
 //! - Row groups: requested `batch_readahead × batch_size` (16 × 131072) rows ahead of the
 //!   one the consumer asks for (it asks for the next once the previous is decoded).
 //! - With `pre_buffer` (the default): every column chunk of the file's row groups coalesced
@@ -29,6 +35,8 @@ use super::{decode_and_deliver, get, head, merged, needed_in, one, FileRead};
 use crate::error::PlanError;
 use crate::peer::knobs::PeerKnobs;
 use crate::peer::program::{Dep, Program, Request, Step};
+#[cfg(test)]
+use crate::peer::program::Task;
 use crate::types::ReadKind;
 
 /// Rows requested ahead of the consumer: `batch_readahead` (16) × `batch_size` (131072)
@@ -120,8 +128,13 @@ pub(super) fn program(
             step: open.len(),
         };
         let mut deps: Vec<Dep> = schema.iter().map(|t| p.done(*t)).collect();
-        if let Some(w) = (k / wave).checked_sub(1) {
-            deps.extend_from_slice(&finished[w * wave..(w + 1) * wave]);
+        // Without `pre_buffer` the next files open in waves (see the module doc); with it, a
+        // file opens as soon as one of the `fragment_readahead` before it is finished, which
+        // the fragments pool (a file holds its slot until its last row group is decoded) does.
+        if !knobs.pre_buffer {
+            if let Some(w) = (k / wave).checked_sub(1) {
+                deps.extend_from_slice(&finished[w * wave..(w + 1) * wave]);
+            }
         }
         let file_task = p.task_at(fragments, deps, open);
         let opened = Dep {
@@ -229,6 +242,40 @@ fn unbuffered(p: &mut Program, f: &FileRead<'_>, opened: Dep, cpu: usize) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::query::QuerySpec;
+    use crate::testing::{table, TableShape};
+
+    /// The file tasks (on the fragments pool) of 8 one-row-group files, in file order.
+    fn file_tasks(pre_buffer: bool) -> Vec<Task> {
+        let t = table(&TableShape {
+            files: 8,
+            row_groups: 1,
+            ..TableShape::default()
+        });
+        let q = QuerySpec::new(vec![1, 2], (0..8).collect());
+        let files = super::super::files(&t, &q).unwrap();
+        let knobs = PeerKnobs {
+            pre_buffer,
+            ..PeerKnobs::defaults()
+        };
+        let policy = crate::Strategy::preset("arrow-cpp").unwrap().coalesce_policy();
+        let p = program(&files, &knobs, &policy).unwrap();
+        let fragments = 0;
+        p.tasks.into_iter().filter(|t| t.pool == fragments).collect()
+    }
+
+    #[test]
+    fn with_pre_buffer_files_open_in_a_sliding_window_without_in_waves() {
+        // Task 0 is the schema's open; files follow. File 4 (index 5) waits, without
+        // pre_buffer, for the schema and all 4 files of the wave before; with it, only for the
+        // schema: its slot in the fragments pool frees when any earlier file is done.
+        let waves = file_tasks(false);
+        let sliding = file_tasks(true);
+        assert_eq!((waves.len(), sliding.len()), (9, 9));
+        assert_eq!(waves[5].deps.len(), 1 + 4);
+        assert_eq!(sliding[5].deps.len(), 1);
+        assert_eq!(waves[1].deps.len(), 1, "the first wave waits for the schema only");
+    }
 
     #[test]
     fn row_groups_are_requested_two_million_rows_ahead() {

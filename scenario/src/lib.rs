@@ -33,12 +33,17 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
         for note in scenario.notes.iter().filter(|n| !loaded.notes.contains(n)) {
             let _ = writeln!(out, "#   note: {note}");
         }
+        // An outlined table holds no chunk: say so rather than print 0 column chunks.
+        let chunks = if r.table.lazy.is_some() {
+            "outlines, each made again when opened".to_string()
+        } else {
+            format!("{} column chunks", r.table.column_chunk_count())
+        };
         let _ = writeln!(
             out,
-            "#   table: {} files ({} laid out for the queries: {} column chunks, {}) ({})",
+            "#   table: {} files ({} laid out for the queries: {chunks}, {}) ({})",
             r.table.files.len(),
             r.table.materialized_files(),
-            r.table.column_chunk_count(),
             units::format_bytes(r.table.total_bytes()),
             r.table.provenance.tool
         );

@@ -34,9 +34,9 @@ use limits::u32_of;
 use super::{decode_and_deliver, get, head, merged, needed_in, one, FileRead};
 use crate::error::PlanError;
 use crate::peer::knobs::PeerKnobs;
-use crate::peer::program::{Dep, Program, Request, Step};
 #[cfg(test)]
 use crate::peer::program::Task;
+use crate::peer::program::{Dep, Program, Request, Step};
 use crate::types::ReadKind;
 
 /// Rows requested ahead of the consumer: `batch_readahead` (16) × `batch_size` (131072)
@@ -258,10 +258,15 @@ mod tests {
             pre_buffer,
             ..PeerKnobs::defaults()
         };
-        let policy = crate::Strategy::preset("arrow-cpp").unwrap().coalesce_policy();
+        let policy = crate::Strategy::preset("arrow-cpp")
+            .unwrap()
+            .coalesce_policy();
         let p = program(&files, &knobs, &policy).unwrap();
         let fragments = 0;
-        p.tasks.into_iter().filter(|t| t.pool == fragments).collect()
+        p.tasks
+            .into_iter()
+            .filter(|t| t.pool == fragments)
+            .collect()
     }
 
     #[test]
@@ -274,7 +279,11 @@ mod tests {
         assert_eq!((waves.len(), sliding.len()), (9, 9));
         assert_eq!(waves[5].deps.len(), 1 + 4);
         assert_eq!(sliding[5].deps.len(), 1);
-        assert_eq!(waves[1].deps.len(), 1, "the first wave waits for the schema only");
+        assert_eq!(
+            waves[1].deps.len(),
+            1,
+            "the first wave waits for the schema only"
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
             out,
             "#   table: {} files ({} laid out for the queries: {chunks}, {}) ({})",
             r.table.files.len(),
-            r.table.materialized_files(),
+            r.table.laid_out_file_count(),
             units::format_bytes(r.table.total_bytes()),
             r.table.provenance.tool
         );

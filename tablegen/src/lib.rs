@@ -1468,7 +1468,7 @@ mod tests {
         let t = generate_outlines(&s, 5, |i| wanted.contains(&i)).unwrap();
         t.validate().unwrap();
         assert_eq!(t.column_chunk_count(), 0);
-        assert_eq!(t.materialized_files(), 3);
+        assert_eq!(t.laid_out_file_count(), 3);
         for (i, w) in whole.files.iter().enumerate() {
             let ix = i as u32;
             if wanted.contains(&(i as u64)) {

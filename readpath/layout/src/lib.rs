@@ -425,7 +425,7 @@ impl Table {
     }
 
     /// How many files have their layout here or as an outline (the others are placeholders).
-    pub fn materialized_files(&self) -> usize {
+    pub fn laid_out_file_count(&self) -> usize {
         self.laid_out_files().count()
     }
     pub fn column_chunk_count(&self) -> usize {

@@ -3,6 +3,7 @@
 
 use super::*;
 use limits::u32_of;
+use std::borrow::Cow;
 
 impl ClickHouseReader {
     pub(super) fn open_next_unit(&mut self, stream: usize) -> Result<(), PlanError> {
@@ -49,21 +50,31 @@ impl ClickHouseReader {
                 .layout(unit.file)
                 .map_err(|e| PlanError::Layout(e.to_string()))
         };
-        let plan = match &self.plans {
-            Some(cache) => cache.get_or_plan(layout, &input)?,
-            None => Arc::new(plan_file(&*layout()?, &input)),
+        // Made once here when the needed ranges are recorded (they read it too), else only if
+        // the plan is not cached: an outlined file is not made twice for one unit.
+        let recorded = if self.record_needed {
+            Some(layout()?)
+        } else {
+            None
         };
-        if self.record_needed {
-            let full = layout()?;
+        let held = || match &recorded {
+            Some(full) => Ok(Cow::Borrowed(&**full)),
+            None => layout(),
+        };
+        let plan = match &self.plans {
+            Some(cache) => cache.get_or_plan(held, &input)?,
+            None => Arc::new(plan_file(&*held()?, &input)),
+        };
+        if let Some(full) = &recorded {
             if self.footers_noted.insert(unit.file)
                 && !self.query.parquet_metadata_cache_warm
                 && file.size_bytes > 0
             {
                 self.needed
-                    .push(crate::needed::footer(&full, unit.file, unit.query_pos));
+                    .push(crate::needed::footer(full, unit.file, unit.query_pos));
             }
             crate::needed::plan_ranges(
-                &full,
+                full,
                 unit.file,
                 unit.query_pos,
                 &plan,

@@ -103,6 +103,7 @@ impl IoWorld {
             S3Client::new(&r.store, rngs.stream(engine::Subsystem::Store, replication))
                 .map_err(|e| model(&e))?;
         client.set_trace(record_trace);
+        client.set_request_cpu(r.cpu.request_cpu());
         let object_sizes: Vec<u64> = r.table.files.iter().map(|f| f.size_bytes).collect();
         let page_cache = match &r.page_cache {
             Some(spec) => {

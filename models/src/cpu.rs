@@ -1,5 +1,5 @@
-//! CPU costs of the node: Parquet decode, the downstream consumer (aggregation), and the CPU
-//! spent receiving bytes over HTTP(S).
+//! CPU costs of the node: Parquet decode, the downstream consumer (aggregation), the source's
+//! own thread, and the HTTP client's CPU per request.
 //!
 //! Pure cost functions: the driver schedules the returned nanoseconds in virtual time. How many
 //! decodes run at once is the reader's decision (`max_parsing_threads`, a `Strategy` setting);
@@ -99,25 +99,25 @@ impl Default for ConsumerSpec {
     }
 }
 
-/// CPU spent receiving bytes from the store.
+/// The HTTP client's own CPU for each request it sends ([`crate::store::RequestCpu`]): building
+/// and signing it, taking a connection, the task that drives it. It delays when a request goes
+/// out, `threads` requests at a time. Zero by default: no ClickHouse figure measures it, and the
+/// ClickHouse calibration (`docs/findings.md`) holds without it. `sim check-peers` fits it per
+/// reader on a run through the test bed with nothing injected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NetworkCpuSpec {
-    /// Plain-HTTP bytes one core receives per second.
-    pub http_receive_bandwidth: Bandwidth,
-    /// Whether the store is reached over HTTPS.
-    pub https: bool,
-    /// CPU per byte of HTTPS relative to HTTP; `docs/stores.md`: "HTTPS costs about 2x the CPU of
-    /// HTTP per byte".
-    pub https_cpu_factor: f64,
+    /// CPU one client thread spends on each request before it goes out.
+    pub per_request: Duration,
+    /// Threads doing that work (the HTTP client's executor); unset = `cores`.
+    pub threads: Option<u32>,
 }
 
 impl Default for NetworkCpuSpec {
     fn default() -> Self {
         Self {
-            http_receive_bandwidth: Bandwidth(4.0 * GIB),
-            https: true,
-            https_cpu_factor: 2.0,
+            per_request: Duration(0),
+            threads: None,
         }
     }
 }
@@ -135,7 +135,7 @@ pub struct CpuSpec {
     pub consumer: ConsumerSpec,
     /// The source's own thread (`docs/findings.md` F7).
     pub source: SourceSpec,
-    /// Network receive costs.
+    /// The HTTP client's CPU per request.
     pub network: NetworkCpuSpec,
 }
 
@@ -169,10 +169,6 @@ impl CpuSpec {
             ),
             ("decode.decoded_bandwidth", self.decode.decoded_bandwidth),
             ("consumer.bandwidth", self.consumer.bandwidth),
-            (
-                "network.http_receive_bandwidth",
-                self.network.http_receive_bandwidth,
-            ),
         ] {
             let v = bw.bytes_per_s();
             if !(v.is_finite() && v > 0.0) {
@@ -181,10 +177,11 @@ impl CpuSpec {
                 ));
             }
         }
-        let f = self.network.https_cpu_factor;
-        if !(f.is_finite() && f >= 1.0) {
+        let max = crate::store::RequestCpu::MAX_THREADS;
+        if matches!(self.network.threads, Some(t) if t == 0 || t > max) {
             return bad(format!(
-                "network.https_cpu_factor is {f}; use a number >= 1 (docs/stores.md: about 2)"
+                "network.threads is {}; give 1 to {max} (or leave it unset for `cores`)",
+                self.network.threads.unwrap_or(0)
             ));
         }
         Ok(())
@@ -227,15 +224,13 @@ impl CpuSpec {
             .saturating_add(ns_for(decoded_bytes, c.bandwidth))
     }
 
-    /// CPU time spent receiving `bytes` from the store (doubled-ish over HTTPS).
-    pub fn receive_cpu_ns(&self, bytes: u64) -> u64 {
+    /// The client's CPU per request and the pool that does it.
+    pub fn request_cpu(&self) -> crate::store::RequestCpu {
         let n = &self.network;
-        let plain = ns_for(bytes, n.http_receive_bandwidth);
-        if n.https {
-            (plain as f64 * n.https_cpu_factor).ceil() as u64
-        } else {
-            plain
-        }
+        crate::store::RequestCpu::new(
+            n.per_request.ns(),
+            n.threads.unwrap_or_else(|| self.cores()),
+        )
     }
 }
 
@@ -280,20 +275,32 @@ mod tests {
     }
 
     #[test]
-    fn https_costs_about_twice_http() {
-        let https = CpuSpec::default();
-        let http = CpuSpec {
+    fn request_cpu_is_off_by_default_and_threads_default_to_cores() {
+        let mut none = CpuSpec::default().request_cpu();
+        assert_eq!([none.send(3), none.send(3)], [3, 3]);
+        let two = CpuSpec {
+            cores: Some(2),
             network: NetworkCpuSpec {
-                https: false,
-                ..NetworkCpuSpec::default()
+                per_request: Duration(10),
+                threads: None,
             },
             ..CpuSpec::default()
         };
-        let (a, b) = (
-            https.receive_cpu_ns(16 * MIB),
-            http.receive_cpu_ns(16 * MIB),
-        );
-        assert!(b > 0 && a.abs_diff(2 * b) <= 1, "{a} vs {b}");
+        let mut pool = two.request_cpu();
+        let out: Vec<u64> = (0..3).map(|_| pool.send(0)).collect();
+        assert_eq!(out, [10, 10, 20]);
+        let bad = CpuSpec {
+            network: NetworkCpuSpec {
+                threads: Some(0),
+                ..two.network.clone()
+            },
+            ..two
+        };
+        assert!(bad
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("network.threads"));
     }
 
     #[test]

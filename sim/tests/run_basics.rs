@@ -208,3 +208,34 @@ fn run_one(l: &scenario::LoadedScenario, case: &str, arm: &str) -> experiments::
     )
     .report
 }
+
+#[test]
+fn the_clients_cpu_per_request_applies_and_changes_no_request() {
+    let free = run_text(&small(4, 4, ""));
+    let busy = run_text(&small(
+        4,
+        4,
+        "cpu:\n  cores: 2\n  network: { per_request: 50ms }\n",
+    ));
+    for arm in ["base", "redesign"] {
+        let gets = metric(&busy, "default", arm, Metric::Gets);
+        // Two threads spend 50 ms on each request before it goes out: the run cannot end
+        // before they have done all of it; without the cost it ends well before that.
+        let floor_ns = gets * 50e6 / 2.0;
+        let (a, b) = (
+            metric(&free, "default", arm, Metric::WallTime),
+            metric(&busy, "default", arm, Metric::WallTime),
+        );
+        assert!(
+            b >= floor_ns,
+            "{arm}: {b} ns for {gets} GETs at 50 ms on 2 threads"
+        );
+        assert!(a < floor_ns, "{arm}: {a} ns without the cost");
+        for m in [Metric::Gets, Metric::StoreBytes] {
+            assert_eq!(
+                metric(&free, "default", arm, m),
+                metric(&busy, "default", arm, m)
+            );
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! The check's calibration: one parameter of the simulation found by bisection so that a
 //! simulated run takes a measured time. Each parameter is fitted on a run that is not checked
-//! (the decode rate on the local read, the client's time per request on the direct run).
+//! (the decode rate on the local read, the client's CPU per request on the direct run).
 
 /// A parameter's search range.
 #[derive(Debug, Clone, Copy, PartialEq)]

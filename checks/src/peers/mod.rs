@@ -169,24 +169,24 @@ pub struct Calibration {
     pub direct_wall_s: f64,
     /// The bed's streaming rate a connection on the direct runs (median of the timed bodies).
     pub direct_bandwidth_bytes_per_s: u64,
-    /// The client's own time per request, in ns, at which the simulated direct run takes
-    /// `direct_wall_s`.
+    /// The client's CPU per request (`cpu.network.per_request`, on the machine's cores), in
+    /// ns, at which the simulated direct run takes `direct_wall_s`.
     pub client: fit::Fitted,
     /// The bed's own time per request on the injected runs (median turn-around).
     pub overhead_ns: u64,
 }
 
 impl Calibration {
-    /// The client's time per request, whole nanoseconds.
+    /// The client's CPU per request, whole nanoseconds.
     pub fn client_ns(&self) -> u64 {
         self.client.value.round() as u64
     }
 
-    /// One line: `local 0.03s: decode 12MiB/s; direct 0.07s at 2GiB/s: 365us a request`.
+    /// One line: `local 0.03s: decode 12MiB/s; direct 0.07s at 2GiB/s: 365us CPU a request`.
     pub fn describe(&self) -> String {
         let bound = |f: &fit::Fitted| if f.at_bound { " (at its bound)" } else { "" };
         format!(
-            "local {:.3}s: decode {}{}; direct {:.3}s at {}: {} a request{}",
+            "local {:.3}s: decode {}{}; direct {:.3}s at {}: {} CPU a request{}",
             self.local_wall_s,
             units::format_bandwidth(self.decode.value),
             bound(&self.decode),
@@ -386,7 +386,7 @@ impl PeerReport {
         }
         let _ = writeln!(
             out,
-            "- Simulated with: the injected round trip and bandwidth; the bed's own time per request (median turn-around of the logged requests: {}); each reader's decode rate, fitted so that the simulated read of the same files from local disk takes the measured time; and the client's own time per request, fitted so that the simulated read through the bed with nothing injected (at the bed's streaming rate, timed on those runs) takes the measured time. Neither fit sees the run checked:",
+            "- Simulated with: the injected round trip and bandwidth; the bed's own time per request (median turn-around of the logged requests: {}); each reader's decode rate, fitted so that the simulated read of the same files from local disk takes the measured time; and the client's CPU per request (on the machine's cores, before each request goes out), fitted so that the simulated read through the bed with nothing injected (at the bed's streaming rate, timed on those runs) takes the measured time. Neither fit sees the run checked:",
             self.rows.first().map_or_else(
                 || "-".into(),
                 |r| units::format_duration_ns(r.calibration.overhead_ns)
@@ -421,7 +421,7 @@ const CPU_FIT_BYTES_PER_S: fit::Range = fit::Range {
     hi: 1e12,
     log: true,
 };
-/// Where the client's time per request is looked for.
+/// Where the client's CPU per request is looked for.
 const CLIENT_FIT_NS: fit::Range = fit::Range {
     lo: 0.0,
     hi: 50e6,
@@ -450,17 +450,34 @@ fn write(path: &Path, text: &str) -> Result<(), PeerCheckError> {
         .map_err(|e| PeerCheckError::Setup(format!("writing {}: {e}", path.display())))
 }
 
-/// A scenario of one arm (`reader`'s preset) on `layout`, with a constant first byte and
-/// bandwidth and a CPU that decodes `cpu_bytes_per_s` per thread and does nothing else.
+/// What a simulated run of the check is given besides the layout and the preset.
+#[derive(Debug, Clone, Copy)]
+struct SimInputs {
+    /// The store's constant time to first byte.
+    first_byte_ns: u64,
+    /// The store's constant bandwidth a connection.
+    bandwidth: u64,
+    /// Decoded bytes one decode thread produces a second.
+    cpu_bytes_per_s: f64,
+    /// The client's CPU per request (`cpu.network.per_request`), on `cores` threads.
+    client_ns: u64,
+}
+
+/// A scenario of one arm (`reader`'s preset) on `layout` with the store and CPU of `inputs`
+/// on `cores` cores; the CPU does nothing else.
 fn scenario_yaml(
     shape: PeerShape,
     reader: PeerReader,
     layout: &Path,
-    first_byte_ns: u64,
-    bandwidth: u64,
-    cpu_bytes_per_s: f64,
+    inputs: SimInputs,
     cores: u32,
 ) -> String {
+    let SimInputs {
+        first_byte_ns,
+        bandwidth,
+        cpu_bytes_per_s,
+        client_ns,
+    } = inputs;
     let settings: String = reader
         .settings(cores)
         .iter()
@@ -473,8 +490,9 @@ fn scenario_yaml(
          stream_bandwidth: {{ distribution: constant, value: {bandwidth}B/s }}\n  nic: 100GiB/s\n  \
          retry: {{ max_attempts: 1, backoff_initial: 25ms, backoff_max: 1s }}\n  \
          price: {{ per_1000_gets_usd: 0.0004 }}\n\
-         cpu:\n  decode: {{ compressed_bandwidth: 1000GiB/s, decoded_bandwidth: {cpu}B/s, per_task: 0ns }}\n  \
-         consumer: {{ per_row: 0ns, bandwidth: 1000GiB/s, per_chunk: 0ns }}\n\
+         cpu:\n  cores: {cores}\n  decode: {{ compressed_bandwidth: 1000GiB/s, decoded_bandwidth: {cpu}B/s, per_task: 0ns }}\n  \
+         consumer: {{ per_row: 0ns, bandwidth: 1000GiB/s, per_chunk: 0ns }}\n  \
+         network: {{ per_request: {client_ns}ns }}\n\
          arms:\n  - {{ name: {arm}, strategy: {preset}, settings: {{ {settings} }} }}\n",
         shape = shape.name(),
         layout = layout.display(),
@@ -550,7 +568,13 @@ pub fn replay_fixture(
     let rtt_ns = 30_000_000;
     let bandwidth = 10 << 20;
     let measured = figures::measured(&log, rtt_ns, bandwidth, 0.0);
-    let yaml = scenario_yaml(shape, reader, layout, rtt_ns, bandwidth, 1e9, FIXTURE_CORES);
+    let inputs = SimInputs {
+        first_byte_ns: rtt_ns,
+        bandwidth,
+        cpu_bytes_per_s: 1e9,
+        client_ns: 0,
+    };
+    let yaml = scenario_yaml(shape, reader, layout, inputs, FIXTURE_CORES);
     let path = work_dir.join(format!("{}-{}.yaml", shape.name(), reader.name()));
     write(&path, &yaml)?;
     let simulated =
@@ -743,7 +767,7 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 figures::measured(&log, cfg.rtt_ns, cfg.bandwidth_bytes_per_s, median(walls));
 
             // 3. The calibration, on the runs that are not checked: the decode rate at which
-            // the simulated local read takes its measured time, then the client's time per
+            // the simulated local read takes its measured time, then the client's CPU per
             // request at which the simulated direct run takes its own.
             let sim_err = |message: String| PeerCheckError::Simulate {
                 shape: shape.name(),
@@ -753,19 +777,26 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
             let yaml_path = cfg
                 .work_dir
                 .join(format!("{}-{}.yaml", shape.name(), reader.name()));
-            let wall_at = |first_byte_ns: u64, bandwidth: u64, cpu: f64| {
-                let y = scenario_yaml(*shape, reader, layout, first_byte_ns, bandwidth, cpu, cores);
-                simulate(&y, &yaml_path, reader, names)
-                    .map(|f| f.wall_s)
-                    .map_err(sim_err)
-            };
+            let wall_at =
+                |first_byte_ns: u64, bandwidth: u64, cpu_bytes_per_s: f64, client_ns: u64| {
+                    let inputs = SimInputs {
+                        first_byte_ns,
+                        bandwidth,
+                        cpu_bytes_per_s,
+                        client_ns,
+                    };
+                    let y = scenario_yaml(*shape, reader, layout, inputs, cores);
+                    simulate(&y, &yaml_path, reader, names)
+                        .map(|f| f.wall_s)
+                        .map_err(sim_err)
+                };
             let (local_wall, direct_wall) = (median(local_walls), median(direct_walls));
             let cpu_fit = fit::decreasing(CPU_FIT_BYTES_PER_S, local_wall, |cpu| {
-                wall_at(LOCAL_FIRST_BYTE_NS, LOCAL_BANDWIDTH_BYTES_PER_S, cpu)
+                wall_at(LOCAL_FIRST_BYTE_NS, LOCAL_BANDWIDTH_BYTES_PER_S, cpu, 0)
             })?;
             let cpu = cpu_fit.value;
             let client_fit = fit::increasing(CLIENT_FIT_NS, direct_wall, |ns| {
-                wall_at(direct_overhead + ns.round() as u64, direct_bandwidth, cpu)
+                wall_at(direct_overhead, direct_bandwidth, cpu, ns.round() as u64)
             })?;
             let calibration = Calibration {
                 local_wall_s: local_wall,
@@ -777,15 +808,13 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
             };
 
             // 4. The injected run, simulated: nothing fitted on it.
-            let yaml = scenario_yaml(
-                *shape,
-                reader,
-                layout,
-                cfg.rtt_ns + overhead_ns + calibration.client_ns(),
-                cfg.bandwidth_bytes_per_s,
-                cpu,
-                cores,
-            );
+            let inputs = SimInputs {
+                first_byte_ns: cfg.rtt_ns + overhead_ns,
+                bandwidth: cfg.bandwidth_bytes_per_s,
+                cpu_bytes_per_s: cpu,
+                client_ns: calibration.client_ns(),
+            };
+            let yaml = scenario_yaml(*shape, reader, layout, inputs, cores);
             write(&yaml_path, &yaml)?;
             let simulated = simulate(&yaml, &yaml_path, reader, names).map_err(sim_err)?;
             let identical = figures::identical_share(&measured.requests, &simulated.requests);

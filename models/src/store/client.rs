@@ -14,6 +14,7 @@
 
 use super::dist::Sampler;
 use super::link::SharedLink;
+use super::request_cpu::RequestCpu;
 use super::spec::StoreSpec;
 use super::StoreError;
 use engine::{EventKey, EventQueue};
@@ -224,6 +225,7 @@ pub struct S3Client {
     first_ns: Option<u64>,
     acc_ns: u64,
     concurrency_integral: f64,
+    request_cpu: RequestCpu,
 }
 
 impl S3Client {
@@ -250,6 +252,7 @@ impl S3Client {
             first_ns: None,
             acc_ns: 0,
             concurrency_integral: 0.0,
+            request_cpu: RequestCpu::free(),
             spec: spec.clone(),
         })
     }
@@ -258,6 +261,11 @@ impl S3Client {
     /// default, for speed).
     pub fn set_trace(&mut self, enabled: bool) {
         self.trace_enabled = enabled;
+    }
+
+    /// The client's CPU per request ([`RequestCpu`]); none by default.
+    pub fn set_request_cpu(&mut self, cpu: RequestCpu) {
+        self.request_cpu = cpu;
     }
 
     /// The spec this client was built from.
@@ -449,9 +457,11 @@ impl S3Client {
         } else {
             Timer::FirstByte { attempt: id }
         };
+        // The client's own CPU first: the request goes out when a client thread has built it.
+        let out_ns = self.request_cpu.send(now);
         let at = match timer {
-            Timer::Timeout { .. } => now.saturating_add(timeout),
-            _ => now.saturating_add(fb_ns),
+            Timer::Timeout { .. } => out_ns.saturating_add(timeout),
+            _ => out_ns.saturating_add(fb_ns),
         };
         let key = self.timers.schedule(at, timer);
         self.attempts.insert(
@@ -459,7 +469,7 @@ impl S3Client {
             AttemptState {
                 token,
                 number,
-                start_ns: now,
+                start_ns: out_ns,
                 first_byte_ns: None,
                 hedge,
                 timer: Some(key),

@@ -14,11 +14,13 @@
 mod client;
 mod dist;
 mod link;
+mod request_cpu;
 mod spec;
 
 pub use client::{Attempt, ClientEvent, GetRequest, Method, S3Client, StoreStats};
 pub use dist::Sampler;
 pub use link::{LinkEvent, SharedLink};
+pub use request_cpu::RequestCpu;
 pub use spec::{
     DistKind, DistSpec, FaultSpec, HedgeSpec, PriceSpec, Quantity, RateLimitSpec, RetrySpec,
     StoreSpec,

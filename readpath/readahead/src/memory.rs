@@ -11,9 +11,7 @@
 //! Decoded until consumed. In both, a privileged charge (the current subgroup of the first
 //! incomplete row group) is always admitted, so the reader cannot deadlock.
 
-use std::collections::BTreeMap;
-
-use limits::saturating_u64;
+use limits::{saturating_u64, u32_of};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ReadaheadError;
@@ -256,6 +254,8 @@ pub struct ChargeRequest {
 #[must_use = "a charge must be released exactly once"]
 pub struct Charge {
     id: u64,
+    /// Where the model keeps it ([`Memory`]'s slab).
+    slot: u32,
     stream: usize,
     budget: Option<Budget>,
     bytes: u64,
@@ -332,8 +332,22 @@ pub struct Memory {
     budget_peak_bytes: Vec<u64>,
     total_usage_bytes: u64,
     total_peak_bytes: u64,
-    outstanding: BTreeMap<u64, (usize, Option<usize>, u64)>,
+    /// Charges not yet released, by slot; a released slot goes to `free_slots` for reuse. A
+    /// slab, not a map keyed by id: a charge is made and released on almost every event.
+    outstanding: Vec<Option<Outstanding>>,
+    free_slots: Vec<u32>,
+    outstanding_count: usize,
     next_charge_id: u64,
+}
+
+/// What [`Memory`] keeps of a charge until it is released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Outstanding {
+    id: u64,
+    stream: usize,
+    /// The budget's index, `None` when not charged in this model.
+    index: Option<usize>,
+    bytes: u64,
 }
 
 impl Memory {
@@ -367,7 +381,9 @@ impl Memory {
             budget_peak_bytes: vec![0; budgets],
             total_usage_bytes: 0,
             total_peak_bytes: 0,
-            outstanding: BTreeMap::new(),
+            outstanding: Vec::new(),
+            free_slots: Vec::new(),
+            outstanding_count: 0,
             next_charge_id: 0,
         })
     }
@@ -473,9 +489,28 @@ impl Memory {
         if let Some(index) = index {
             self.add(stream, index, bytes);
         }
-        self.outstanding.insert(id, (stream, index, bytes));
+        let kept = Outstanding {
+            id,
+            stream,
+            index,
+            bytes,
+        };
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                let cell = &mut self.outstanding[slot as usize];
+                debug_assert!(cell.is_none(), "a free slot holds no charge");
+                *cell = Some(kept);
+                slot
+            }
+            None => {
+                self.outstanding.push(Some(kept));
+                u32_of(self.outstanding.len() - 1)
+            }
+        };
+        self.outstanding_count += 1;
         Charge {
             id,
+            slot,
             stream,
             budget,
             bytes,
@@ -513,25 +548,34 @@ impl Memory {
     /// Gives a charge back. A charge this model did not make is an error (a caller bug; the
     /// token is consumed either way).
     pub fn release(&mut self, charge: Charge) -> Result<(), ReadaheadError> {
-        // Ids of two models can collide: the recorded stream, budget and size must match too.
-        let matches = self
-            .outstanding
-            .get(&charge.id)
-            .is_some_and(|&(stream, index, bytes)| {
-                stream == charge.stream
-                    && index.is_some() == charge.budget.is_some()
-                    && bytes == charge.bytes
-            });
-        let recorded = if matches {
-            self.outstanding.remove(&charge.id)
-        } else {
-            None
+        // Slots of two models can collide: the recorded id, stream, budget and size must match.
+        let cell = self.outstanding.get_mut(charge.slot as usize);
+        let recorded = match cell {
+            Some(cell)
+                if cell.is_some_and(|o| {
+                    o.id == charge.id
+                        && o.stream == charge.stream
+                        && o.index.is_some() == charge.budget.is_some()
+                        && o.bytes == charge.bytes
+                }) =>
+            {
+                cell.take()
+            }
+            _ => None,
         };
-        let Some((stream, index, bytes)) = recorded else {
+        let Some(Outstanding {
+            stream,
+            index,
+            bytes,
+            ..
+        }) = recorded
+        else {
             return Err(ReadaheadError::ForeignCharge {
                 charge_id: charge.id,
             });
         };
+        self.free_slots.push(charge.slot);
+        self.outstanding_count -= 1;
         if let Some(index) = index {
             self.subtract(stream, index, bytes);
         }
@@ -597,7 +641,12 @@ impl Memory {
 
     /// Charges not yet released (0 at the end of a clean run).
     pub fn outstanding_charges(&self) -> usize {
-        self.outstanding.len()
+        debug_assert_eq!(
+            self.outstanding_count + self.free_slots.len(),
+            self.outstanding.len(),
+            "every slot is held or free"
+        );
+        self.outstanding_count
     }
 }
 
@@ -863,6 +912,26 @@ mod tests {
             }),
             Err(ReadaheadError::UnknownStream { .. })
         ));
+    }
+
+    #[test]
+    fn a_released_slot_is_reused_and_only_its_new_charge_releases_it() {
+        let mut m = base(1);
+        let first = charged(m.try_charge(request(MemoryClass::Dictionary, 10)).unwrap());
+        let stale = Charge { ..first };
+        m.release(first).unwrap();
+        let second = charged(m.try_charge(request(MemoryClass::Dictionary, 10)).unwrap());
+        assert_eq!(second.slot, stale.slot, "the free slot is taken again");
+        assert_ne!(second.id, stale.id);
+        // The old charge names the same slot, stream, budget and size, but not the id.
+        assert!(matches!(
+            m.release(stale),
+            Err(ReadaheadError::ForeignCharge { charge_id: 0 })
+        ));
+        assert_eq!(m.outstanding_charges(), 1);
+        m.release(second).unwrap();
+        assert_eq!(m.outstanding_charges(), 0);
+        assert_eq!(m.total_usage_bytes(), 0);
     }
 
     proptest! {

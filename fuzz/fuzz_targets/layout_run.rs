@@ -1,5 +1,6 @@
 //! The layout reader, and a layout that reads and validates run through `sim run` (base and
-//! redesign, the first file's first column): any bytes give a report or an error.
+//! redesign, the first file's first column): any bytes give a report or an error. The reader
+//! of a run's files (a skeleton, then the files kept) agrees with the whole reader.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -17,7 +18,16 @@ fn dir() -> &'static tempfile::TempDir {
 }
 
 fuzz_target!(|bytes: &[u8]| {
-    let Ok(table) = layout::format::read_table(bytes) else {
+    let whole = layout::format::read_table(bytes);
+    let kept = layout::format::LayoutBody::open(bytes).and_then(|body| {
+        let skeleton = body.skeleton()?;
+        body.table_keeping(&skeleton, |_| true)
+    });
+    if let Ok(w) = &whole {
+        // The skeleton checks less than a whole read, never more.
+        assert_eq!(kept.as_ref().ok(), Some(w), "keeping every file is the whole table");
+    }
+    let Ok(table) = whole else {
         return;
     };
     if table.validate().is_err() {

@@ -101,6 +101,8 @@ pub const KEEP_WHOLE_UP_TO_CHUNKS: u64 = 16 << 20;
 /// that share a table build it once.
 pub struct TableCache {
     tables: Mutex<BTreeMap<String, Arc<Table>>>,
+    /// Recorded layout files opened (body and skeleton), by path.
+    layouts: Mutex<BTreeMap<String, Arc<RecordedLayout>>>,
     /// One plan cache per table, by the table's key.
     plans: Mutex<BTreeMap<String, Arc<planner::PlanCache>>>,
     /// See [`KEEP_WHOLE_UP_TO_CHUNKS`].
@@ -119,6 +121,7 @@ impl TableCache {
     pub fn keeping_whole_up_to(chunks: u64) -> Self {
         TableCache {
             tables: Mutex::default(),
+            layouts: Mutex::default(),
             plans: Mutex::default(),
             keep_whole_up_to_chunks: chunks,
         }
@@ -140,6 +143,22 @@ impl TableCache {
         Ok(table)
     }
 
+    fn get_or_open(
+        &self,
+        key: String,
+        open: impl FnOnce() -> Result<RecordedLayout, ScenarioError>,
+    ) -> Result<Arc<RecordedLayout>, ScenarioError> {
+        if let Some(l) = self.layouts.lock().map_err(|_| poisoned())?.get(&key) {
+            return Ok(l.clone());
+        }
+        let opened = Arc::new(open()?);
+        self.layouts
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key, opened.clone());
+        Ok(opened)
+    }
+
     /// The plan cache of the table built under `key`.
     fn plans(&self, key: &str) -> Result<Arc<planner::PlanCache>, ScenarioError> {
         let mut plans = self.plans.lock().map_err(|_| poisoned())?;
@@ -154,53 +173,48 @@ fn poisoned() -> ScenarioError {
     )
 }
 
-pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved, ScenarioError> {
+/// A recorded layout file opened once per run: its body and skeleton (every file's path).
+struct RecordedLayout {
+    body: layout::format::LayoutBody,
+    skeleton: layout::format::Skeleton,
+}
+
+/// The files the queries touch, and a key naming that set (FNV-1a over the indexes).
+fn wanted_files(queries: &[ResolvedQuery]) -> (std::collections::BTreeSet<FileIndex>, String) {
+    let wanted: std::collections::BTreeSet<FileIndex> = queries
+        .iter()
+        .flat_map(|q| q.spec.files.iter().copied())
+        .collect();
+    let hash = wanted.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| {
+        (h ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    let key = format!("files:{}:{hash:016x}", wanted.len());
+    (wanted, key)
+}
+
+/// The table, its cache key and the queries. Both kinds of table are built in two steps: a
+/// skeleton (schema and file paths, no file laid out) tells which files the queries touch;
+/// then only those are laid out: a generated table generates them, each from its own random
+/// stream, so the result is the same as for the whole table (tablegen::generate_files); a
+/// recorded one decodes them from the layout file ([`layout::format::LayoutBody`]).
+fn resolve_table(
+    loaded: &LoadedScenario,
+    tables: &TableCache,
+) -> Result<(Arc<Table>, String, Vec<ResolvedQuery>), ScenarioError> {
     let f: &ScenarioFile = &loaded.file;
     let path = loaded.path.as_path();
     let text = loaded.text.as_str();
     let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
-
-    // Table and queries. A generated table is built in two steps: its skeleton (schema and
-    // file paths, no file generated) tells which files the queries touch; then only those are
-    // generated, each from its own random stream, so the result is the same as for the whole
-    // table (tablegen::generate_files).
-    let (skeleton, generate, layout_key) = match (&f.table.generate, &f.table.layout) {
+    match (&f.table.generate, &f.table.layout) {
         (Some(spec), None) => {
             let key = format!("generate:{}:{}", f.seed, serde_json::to_string(&loaded.tree["table"]).unwrap_or_default());
             let skeleton = tables.get_or_build(format!("{key}:skeleton"), || {
                 tablegen::generate_files(spec, f.seed, |_| false)
                     .map_err(|e| err("generate", format!("cannot generate the table: {e}")))
             })?;
-            (skeleton, Some((spec, key)), String::new())
-        }
-        (None, Some(rel)) => {
-            let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
-            let key = format!("layout:{}", full.display());
-            let t = tables.get_or_build(key.clone(), || {
-                let bytes = std::fs::read(&full).map_err(|e| {
-                    err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
-                })?;
-                let t = layout::format::read_table(&bytes).map_err(|e| err("layout", format!("{}: {e}", full.display())))?;
-                // Once, where the table is loaded: cases and sweep points share it.
-                t.validate().map_err(|e| err("table", format!("{}: the layout is inconsistent: {e}", full.display())))?;
-                Ok(t)
-            })?;
-            (t, None, key)
-        }
-        _ => return Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
-    };
-    let queries = resolve_queries(f, &skeleton).map_err(|(key, msg)| err(&key, msg))?;
-    let (table, table_key) = match generate {
-        None => (skeleton, layout_key),
-        Some((spec, key)) => {
-            let wanted: std::collections::BTreeSet<FileIndex> = queries
-                .iter()
-                .flat_map(|q| q.spec.files.iter().copied())
-                .collect();
-            let files_key = wanted.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, f| {
-                (h ^ u64::from(*f)).wrapping_mul(0x0000_0100_0000_01b3)
-            });
-            let files_key = format!("{key}:files:{}:{files_key:016x}", wanted.len());
+            let queries = resolve_queries(f, &skeleton, true).map_err(|(key, msg)| err(&key, msg))?;
+            let (wanted, files_key) = wanted_files(&queries);
+            let files_key = format!("{key}:{files_key}");
             let table = tables.get_or_build(files_key.clone(), || {
                 let t = tablegen::generate_kept(
                     spec,
@@ -217,9 +231,47 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
                 }
                 Ok(t)
             })?;
-            (table, files_key)
+            Ok((table, files_key, queries))
         }
-    };
+        (None, Some(rel)) => {
+            let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
+            let key = format!("layout:{}", full.display());
+            let recorded = tables.get_or_open(key.clone(), || {
+                let bytes = std::fs::read(&full).map_err(|e| {
+                    err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
+                })?;
+                let bad = |e: layout::format::FormatError| err("layout", format!("{}: {e}", full.display()));
+                let body = layout::format::LayoutBody::open(&bytes).map_err(bad)?;
+                let skeleton = body.skeleton().map_err(bad)?;
+                Ok(RecordedLayout { body, skeleton })
+            })?;
+            // The files by path; a predicate prunes them once their statistics are read.
+            let touched = resolve_queries(f, &recorded.skeleton.table, false).map_err(|(key, msg)| err(&key, msg))?;
+            let (wanted, files_key) = wanted_files(&touched);
+            let files_key = format!("{key}:{files_key}");
+            let table = tables.get_or_build(files_key.clone(), || {
+                let t = recorded
+                    .body
+                    .table_keeping(&recorded.skeleton, |i| u32::try_from(i).is_ok_and(|i| wanted.contains(&i)))
+                    .map_err(|e| err("layout", format!("{}: {e}", full.display())))?;
+                // Once, where the table is loaded: cases and sweep points share it.
+                t.validate().map_err(|e| err("table", format!("{}: the layout is inconsistent: {e}", full.display())))?;
+                Ok(t)
+            })?;
+            let queries = resolve_queries(f, &table, true).map_err(|(key, msg)| err(&key, msg))?;
+            Ok((table, files_key, queries))
+        }
+        _ => Err(err("table", "give exactly one of `generate:` (a synthetic layout) or `layout:` (a recorded layout file)".into())),
+    }
+}
+
+pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved, ScenarioError> {
+    let f: &ScenarioFile = &loaded.file;
+    let path = loaded.path.as_path();
+    let text = loaded.text.as_str();
+    let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
+
+    let (table, table_key, queries) = resolve_table(loaded, tables)?;
     let plans = tables.plans(&table_key)?;
 
     // Store.
@@ -400,10 +452,13 @@ fn fraction(v: f64, key: &str) -> Result<f64, (String, String)> {
 }
 
 /// The scenario's queries against `table` (a generated table's skeleton is enough: only the
-/// file count and the schema matter here).
+/// file count and the schema matter here). Without `predicates` a query's predicate is left for
+/// a second resolution once the files it may prune are laid out (a recorded table's skeleton
+/// has no statistics yet), so its files are a superset of the pruned ones.
 fn resolve_queries(
     f: &ScenarioFile,
     table: &Table,
+    predicates: bool,
 ) -> Result<Vec<ResolvedQuery>, (String, String)> {
     let mut query_configs: Vec<QueryConfig> = f.queries.clone();
     if let Some(q) = &f.query {
@@ -429,7 +484,7 @@ fn resolve_queries(
     let mut queries = Vec::new();
     for (qi, q) in query_configs.iter().enumerate() {
         let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
-        let spec = query_spec(q, f, table, &schema_columns)
+        let spec = query_spec(q, f, table, &schema_columns, predicates)
             .map_err(|(key, msg)| (key, format!("query {name}: {msg}")))?;
         queries.push(ResolvedQuery { name, spec });
     }
@@ -518,6 +573,7 @@ fn query_spec(
     f: &ScenarioFile,
     table: &Table,
     schema: &[String],
+    predicates: bool,
 ) -> Result<planner::QuerySpec, (String, String)> {
     let n_files = table.files.len() as u32;
     let files: Vec<FileIndex> = match (q.files.first, q.files.count, q.files.fraction) {
@@ -568,7 +624,7 @@ fn query_spec(
     }
     let mut spec = planner::QuerySpec::new(columns(&q.columns, schema, "columns")?, files);
     spec.row_group_keep_fraction = fraction(q.row_groups, "row_groups")?;
-    if let Some(text) = &q.predicate {
+    if let Some(text) = q.predicate.as_ref().filter(|_| predicates) {
         apply_predicate(&mut spec, text, table)?;
     }
     if let Some(p) = &q.prewhere {

@@ -191,3 +191,59 @@ fn a_predicate_plans_the_files_and_row_groups_its_statistics_allow() {
     let e = both.unwrap_err().to_string();
     assert!(e.contains("predicate") && e.contains("keep one"), "{e}");
 }
+
+#[test]
+fn a_recorded_table_lays_out_only_the_files_its_queries_touch_and_runs_as_if_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    record::testdata::write_small_parquet_files(&data, 40, 6, 200, 1).unwrap();
+    let table = record::record_parquet_files(std::slice::from_ref(&data))
+        .unwrap()
+        .table;
+    let layout_path = dir.path().join("t.layout");
+    std::fs::write(&layout_path, layout::format::write_table(&table).unwrap()).unwrap();
+    let columns = &table.schemas[0].columns;
+    let text = |files: &str| {
+        format!(
+            "name: kept\ntable:\n  layout: {}\nquery:\n  columns: [{}]\n  files: {files}\n\
+             store: s3-standard\narms:\n  - {{ name: base, strategy: clickhouse-base }}\n",
+            layout_path.display(),
+            columns[2]
+        )
+    };
+    let loaded = parse(&text("{ first: 10, count: 5 }")).unwrap();
+    let resolved = scenario::resolve(&loaded, &scenario::TableCache::default()).unwrap();
+    assert_eq!(resolved.table.files.len(), 40);
+    assert_eq!(resolved.table.laid_out_file_count(), 5);
+    for (i, f) in resolved.table.files.iter().enumerate() {
+        if (10..15).contains(&i) {
+            assert_eq!(f, &table.files[i], "file {i} as recorded");
+        } else {
+            assert!(f.is_placeholder(), "file {i}");
+        }
+    }
+    // The 5 files run as they do from a layout of just those 5, read whole.
+    let cut = layout::Table {
+        files: table.files[10..15].to_vec(),
+        ..table.clone()
+    };
+    let cut_path = dir.path().join("cut.layout");
+    std::fs::write(&cut_path, layout::format::write_table(&cut).unwrap()).unwrap();
+    let kept = run_text(&text("{ first: 10, count: 5 }"));
+    let whole = run_text(&text("{}").replace(
+        &layout_path.display().to_string(),
+        &cut_path.display().to_string(),
+    ));
+    for m in [
+        Metric::Gets,
+        Metric::StoreBytes,
+        Metric::Rows,
+        Metric::WallTime,
+    ] {
+        assert_eq!(
+            metric(&kept, "default", "base", m),
+            metric(&whole, "default", "base", m),
+            "{m:?}"
+        );
+    }
+}

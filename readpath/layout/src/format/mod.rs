@@ -35,6 +35,9 @@
 
 use limits::{u32_of, usize_of};
 
+mod kept;
+pub use kept::{LayoutBody, Skeleton};
+
 use crate::{
     Codec, ColumnChunk, FileLayout, IcebergMetadata, MinMax, PageLocation, Provenance, RowGroup,
     Schema, StatValue, Table, TimeUnit, NO_BLOOM_FILTER,
@@ -167,6 +170,12 @@ pub fn write_table_with(table: &Table, options: &WriteOptions) -> Result<Vec<u8>
 
 /// Reads a layout file from its bytes.
 pub fn read_table(bytes: &[u8]) -> Result<Table, FormatError> {
+    let (body, version) = checked_body(bytes)?;
+    decode_body(&body, version)
+}
+
+/// The header checked, the body decompressed (borrowed when stored as is), and the version.
+fn checked_body(bytes: &[u8]) -> Result<(std::borrow::Cow<'_, [u8]>, u32), FormatError> {
     let available = bytes.len() as u64;
     let field = |what: &'static str, start: usize, len: usize| -> Result<&[u8], FormatError> {
         bytes.get(start..start + len).ok_or(FormatError::Truncated {
@@ -219,17 +228,18 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, FormatError> {
             computed,
         });
     }
-    let decompressed;
-    let body: &[u8] = match code {
-        0 => stored,
+    let body: std::borrow::Cow<'_, [u8]> = match code {
+        0 => std::borrow::Cow::Borrowed(stored),
         1 => {
             // The stated length bounds the output, so a corrupt stream cannot balloon.
             let limit = usize::try_from(decoded_len).unwrap_or(usize::MAX);
-            decompressed = miniz_oxide::inflate::decompress_to_vec_with_limit(stored, limit)
-                .map_err(|e| FormatError::Decompress {
-                    detail: format!("{:?}", e.status),
-                })?;
-            &decompressed
+            std::borrow::Cow::Owned(
+                miniz_oxide::inflate::decompress_to_vec_with_limit(stored, limit).map_err(|e| {
+                    FormatError::Decompress {
+                        detail: format!("{:?}", e.status),
+                    }
+                })?,
+            )
         }
         found => return Err(FormatError::UnknownCompression { found, offset: 12 }),
     };
@@ -239,7 +249,7 @@ pub fn read_table(bytes: &[u8]) -> Result<Table, FormatError> {
             actual: body.len() as u64,
         });
     }
-    decode_body(body, version)
+    Ok((body, version))
 }
 
 /// CRC-32 of the header without its checksum field, then the stored body. Covering the stored
@@ -761,6 +771,30 @@ impl<'a> Decoder<'a> {
         Ok(v)
     }
 
+    /// Steps over `n` varints of one stream without their values: each ends at a byte below
+    /// 0x80, so this counts those (a skeleton's pass over the files no query touches).
+    fn skip_n(&mut self, s: S, n: u64) -> R<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let i = s as usize;
+        let mut left = n;
+        for (k, &b) in self.body[self.pos[i]..self.end[i]].iter().enumerate() {
+            if b < 0x80 {
+                left -= 1;
+                if left == 0 {
+                    self.pos[i] += k + 1;
+                    return Ok(());
+                }
+            }
+        }
+        self.pos[i] = self.end[i];
+        Err(self.corrupt(
+            s,
+            format!("the stream ends {left} values early (truncated or corrupt)"),
+        ))
+    }
+
     #[inline(always)]
     fn u32(&mut self, s: S, what: &str) -> R<u32> {
         let v = self.u(s)?;
@@ -817,7 +851,9 @@ impl<'a> Decoder<'a> {
     }
 }
 
-fn decode_body(body: &[u8], version: u32) -> R<Table> {
+/// The decoder over `body`'s streams (the directory read and checked) and the chunk flags its
+/// version knows.
+fn directory(body: &[u8], version: u32) -> R<(Decoder<'_>, u8)> {
     // The directory: stream count, then each stream's length, at the start of the body.
     let mut d = Decoder {
         body,
@@ -865,158 +901,27 @@ fn decode_body(body: &[u8], version: u32) -> R<Table> {
             what: format!("{} bytes follow the last stream", body.len() as u64 - start),
         });
     }
+    Ok((d, known_flags))
+}
 
+fn decode_body(body: &[u8], version: u32) -> R<Table> {
+    let (mut d, known_flags) = directory(body, version)?;
     let mut table = decode_meta(&mut d)?;
     let file_count = d.u(S::Meta)?;
     let mut files = Vec::with_capacity(d.capacity(S::FileSize, file_count));
     let mut prev_path: Vec<u8> = Vec::new();
     let mut codec = Codec::Uncompressed;
     for fi in 0..file_count {
-        let shared = d.u(S::Paths)?;
-        if shared > prev_path.len() as u64 {
-            return Err(d.corrupt(
-                S::Paths,
-                format!(
-                    "file {fi} shares {shared} bytes with a previous path of {}",
-                    prev_path.len()
-                ),
-            ));
-        }
-        let suffix_len = d.u(S::Paths)?;
-        let at = d.pos[S::Paths as usize];
-        let suffix = d.bytes(S::Paths, suffix_len, "a path")?;
-        let mut path = prev_path[..usize_of(shared)].to_vec();
-        path.extend_from_slice(suffix);
-        let path_str = String::from_utf8(path.clone()).map_err(|_| FormatError::Corrupt {
-            stream: "paths",
-            offset: at as u64,
-            what: format!("the path of file {fi} is not valid UTF-8"),
-        })?;
-        prev_path = path;
-        let footer_len_bytes = d.u32(S::FooterLen, "a footer length")?;
-        let schema = d.u32(S::FileSchema, "a schema index")?;
-        let rg_count = d.u(S::RgCount)?;
-        let page_count = d.u(S::PageCount)?;
-
-        let mut pages = Vec::with_capacity(d.capacity(S::PageSize, page_count));
-        let mut page_pred = FIRST_CHUNK_OFFSET;
-        let mut row_pred = 0u64;
-        for _ in 0..page_count {
-            let offset = d.r(S::PageOffset, page_pred)?;
-            let compressed_page_size = d.u32(S::PageSize, "a page size")?;
-            let first_row_index = d.r(S::PageFirstRow, row_pred)?;
-            page_pred = offset
-                .checked_add(compressed_page_size as u64)
-                .ok_or_else(|| {
-                    d.corrupt(
-                        S::PageOffset,
-                        format!("file {fi}: a page's end overflows 64 bits"),
-                    )
-                })?;
-            row_pred = first_row_index;
-            pages.push(PageLocation {
-                offset,
-                first_row_index,
-                compressed_page_size,
-            });
-        }
-
-        let mut row_groups = Vec::with_capacity(d.capacity(S::RgRows, rg_count));
-        let mut st = Cursors::new();
-        for _ in 0..rg_count {
-            let num_rows = d.u(S::RgRows)?;
-            let col_count = d.u(S::RgCols)?;
-            let mut columns = Vec::with_capacity(d.capacity(S::Flags, col_count));
-            let mut statistics: Vec<Option<MinMax>> = Vec::new();
-            for ci in 0..col_count {
-                let flags = d.byte(S::Flags)?;
-                if flags & !known_flags != 0 {
-                    d.pos[S::Flags as usize] -= 1;
-                    return Err(d.corrupt(
-                        S::Flags,
-                        format!("chunk flags {flags:#04x} set unknown bits"),
-                    ));
-                }
-                if flags & F_CODEC != 0 {
-                    let b = d.byte(S::Codec)?;
-                    codec = Codec::from_u8(b).ok_or_else(|| {
-                        d.corrupt(S::Codec, format!("unknown codec {b}; expected 0..=7"))
-                    })?;
-                }
-                let mut c = ColumnChunk {
-                    codec,
-                    bloom_filter_offset: NO_BLOOM_FILTER,
-                    ..ColumnChunk::default()
-                };
-                c.chunk_start = d.r(S::ChunkStart, st.chunk)?;
-                if flags & F_DICT != 0 {
-                    c.dictionary_len = d.u32(S::DictLen, "a dictionary length")?;
-                }
-                c.data_len = d.u(S::DataLen)?;
-                let compressed = c
-                    .chunk_start
-                    .checked_add(c.dictionary_len as u64)
-                    .and_then(|x| x.checked_add(c.data_len));
-                if compressed.is_none() {
-                    return Err(d.corrupt(
-                        S::DataLen,
-                        format!("file {fi}: a column chunk's end overflows 64 bits"),
-                    ));
-                }
-                c.uncompressed_bytes = d.r(S::Uncompressed, c.compressed_bytes())?;
-                if flags & F_COLUMN_INDEX != 0 {
-                    c.column_index_offset = d.r(S::CiOffset, st.column_index)?;
-                    c.column_index_len = d.u32(S::CiLen, "a column index length")?;
-                }
-                if flags & F_OFFSET_INDEX != 0 {
-                    c.offset_index_offset = d.r(S::OiOffset, st.offset_index)?;
-                    c.offset_index_len = d.u32(S::OiLen, "an offset index length")?;
-                }
-                if flags & F_BLOOM != 0 {
-                    c.bloom_filter_offset = d.r(S::BloomOffset, st.bloom)?;
-                }
-                if flags & F_BLOOM_LEN != 0 {
-                    c.bloom_filter_len = d.u32(S::BloomLen, "a bloom filter length")?;
-                }
-                if flags & F_PAGES != 0 {
-                    c.pages_first = u32::try_from(d.r(S::PagesFirst, st.pages)?).map_err(|_| {
-                        d.corrupt(S::PagesFirst, "a page table index exceeds 32 bits")
-                    })?;
-                    c.pages_count = d.u32(S::PagesCount, "a page count")?;
-                }
-                if let Some(what) = chunk_overflow(&c) {
-                    return Err(d.corrupt(S::Flags, format!("file {fi}: {what} overflows 64 bits")));
-                }
-                if flags & F_STATS != 0 {
-                    let mm = decode_stats(&mut d, fi)?;
-                    statistics.resize(usize_of(ci), None);
-                    statistics.push(Some(mm));
-                }
-                st.advance(&c);
-                columns.push(c);
-            }
-            if !statistics.is_empty() {
-                statistics.resize(columns.len(), None);
-            }
-            row_groups.push(RowGroup {
-                num_rows,
-                columns,
-                statistics,
-                outlined_uncompressed_bytes: 0,
-            });
-        }
-        let size_bytes = d.r(S::FileSize, st.predicted_size(footer_len_bytes))?;
-        files.push(FileLayout {
-            path: path_str,
-            materialized: true,
-            outline: false,
-            size_bytes,
-            footer_len_bytes,
-            schema,
-            row_groups,
-            pages,
-        });
+        let path = read_path(&mut d, fi, &mut prev_path)?;
+        files.push(decode_file(&mut d, fi, path, &mut codec, known_flags)?);
     }
+    all_read(&d)?;
+    table.files = files;
+    Ok(table)
+}
+
+/// Every stream read to its end: nothing follows the last file.
+fn all_read(d: &Decoder<'_>) -> R<()> {
     for (i, name) in STREAM_NAMES.iter().enumerate() {
         if d.pos[i] != d.end[i] {
             return Err(FormatError::Corrupt {
@@ -1029,8 +934,172 @@ fn decode_body(body: &[u8], version: u32) -> R<Table> {
             });
         }
     }
-    table.files = files;
-    Ok(table)
+    Ok(())
+}
+
+/// A chunk's flags (unknown bits are an error) and, if they say so, the codec from here on.
+#[inline(always)]
+fn chunk_flags(d: &mut Decoder<'_>, known_flags: u8, codec: &mut Codec) -> R<u8> {
+    let flags = d.byte(S::Flags)?;
+    if flags & !known_flags != 0 {
+        d.pos[S::Flags as usize] -= 1;
+        return Err(d.corrupt(
+            S::Flags,
+            format!("chunk flags {flags:#04x} set unknown bits"),
+        ));
+    }
+    if flags & F_CODEC != 0 {
+        let b = d.byte(S::Codec)?;
+        *codec = Codec::from_u8(b)
+            .ok_or_else(|| d.corrupt(S::Codec, format!("unknown codec {b}; expected 0..=7")))?;
+    }
+    Ok(flags)
+}
+
+/// File `fi`'s path: a prefix shared with the previous file's path (`prev_path`, updated),
+/// then its own suffix.
+fn read_path(d: &mut Decoder<'_>, fi: u64, prev_path: &mut Vec<u8>) -> R<String> {
+    let shared = d.u(S::Paths)?;
+    if shared > prev_path.len() as u64 {
+        return Err(d.corrupt(
+            S::Paths,
+            format!(
+                "file {fi} shares {shared} bytes with a previous path of {}",
+                prev_path.len()
+            ),
+        ));
+    }
+    let suffix_len = d.u(S::Paths)?;
+    let at = d.pos[S::Paths as usize];
+    let suffix = d.bytes(S::Paths, suffix_len, "a path")?;
+    let mut path = prev_path[..usize_of(shared)].to_vec();
+    path.extend_from_slice(suffix);
+    let path_str = String::from_utf8(path.clone()).map_err(|_| FormatError::Corrupt {
+        stream: "paths",
+        offset: at as u64,
+        what: format!("the path of file {fi} is not valid UTF-8"),
+    })?;
+    *prev_path = path;
+    Ok(path_str)
+}
+
+/// File `fi` after its path, whole. `codec` is the codec in force (a chunk flag changes it).
+fn decode_file(
+    d: &mut Decoder<'_>,
+    fi: u64,
+    path_str: String,
+    codec: &mut Codec,
+    known_flags: u8,
+) -> R<FileLayout> {
+    let footer_len_bytes = d.u32(S::FooterLen, "a footer length")?;
+    let schema = d.u32(S::FileSchema, "a schema index")?;
+    let rg_count = d.u(S::RgCount)?;
+    let page_count = d.u(S::PageCount)?;
+
+    let mut pages = Vec::with_capacity(d.capacity(S::PageSize, page_count));
+    let mut page_pred = FIRST_CHUNK_OFFSET;
+    let mut row_pred = 0u64;
+    for _ in 0..page_count {
+        let offset = d.r(S::PageOffset, page_pred)?;
+        let compressed_page_size = d.u32(S::PageSize, "a page size")?;
+        let first_row_index = d.r(S::PageFirstRow, row_pred)?;
+        page_pred = offset
+            .checked_add(compressed_page_size as u64)
+            .ok_or_else(|| {
+                d.corrupt(
+                    S::PageOffset,
+                    format!("file {fi}: a page's end overflows 64 bits"),
+                )
+            })?;
+        row_pred = first_row_index;
+        pages.push(PageLocation {
+            offset,
+            first_row_index,
+            compressed_page_size,
+        });
+    }
+
+    let mut row_groups = Vec::with_capacity(d.capacity(S::RgRows, rg_count));
+    let mut st = Cursors::new();
+    for _ in 0..rg_count {
+        let num_rows = d.u(S::RgRows)?;
+        let col_count = d.u(S::RgCols)?;
+        let mut columns = Vec::with_capacity(d.capacity(S::Flags, col_count));
+        let mut statistics: Vec<Option<MinMax>> = Vec::new();
+        for ci in 0..col_count {
+            let flags = chunk_flags(d, known_flags, codec)?;
+            let mut c = ColumnChunk {
+                codec: *codec,
+                bloom_filter_offset: NO_BLOOM_FILTER,
+                ..ColumnChunk::default()
+            };
+            c.chunk_start = d.r(S::ChunkStart, st.chunk)?;
+            if flags & F_DICT != 0 {
+                c.dictionary_len = d.u32(S::DictLen, "a dictionary length")?;
+            }
+            c.data_len = d.u(S::DataLen)?;
+            let compressed = c
+                .chunk_start
+                .checked_add(c.dictionary_len as u64)
+                .and_then(|x| x.checked_add(c.data_len));
+            if compressed.is_none() {
+                return Err(d.corrupt(
+                    S::DataLen,
+                    format!("file {fi}: a column chunk's end overflows 64 bits"),
+                ));
+            }
+            c.uncompressed_bytes = d.r(S::Uncompressed, c.compressed_bytes())?;
+            if flags & F_COLUMN_INDEX != 0 {
+                c.column_index_offset = d.r(S::CiOffset, st.column_index)?;
+                c.column_index_len = d.u32(S::CiLen, "a column index length")?;
+            }
+            if flags & F_OFFSET_INDEX != 0 {
+                c.offset_index_offset = d.r(S::OiOffset, st.offset_index)?;
+                c.offset_index_len = d.u32(S::OiLen, "an offset index length")?;
+            }
+            if flags & F_BLOOM != 0 {
+                c.bloom_filter_offset = d.r(S::BloomOffset, st.bloom)?;
+            }
+            if flags & F_BLOOM_LEN != 0 {
+                c.bloom_filter_len = d.u32(S::BloomLen, "a bloom filter length")?;
+            }
+            if flags & F_PAGES != 0 {
+                c.pages_first = u32::try_from(d.r(S::PagesFirst, st.pages)?)
+                    .map_err(|_| d.corrupt(S::PagesFirst, "a page table index exceeds 32 bits"))?;
+                c.pages_count = d.u32(S::PagesCount, "a page count")?;
+            }
+            if let Some(what) = chunk_overflow(&c) {
+                return Err(d.corrupt(S::Flags, format!("file {fi}: {what} overflows 64 bits")));
+            }
+            if flags & F_STATS != 0 {
+                let mm = decode_stats(d, fi)?;
+                statistics.resize(usize_of(ci), None);
+                statistics.push(Some(mm));
+            }
+            st.advance(&c);
+            columns.push(c);
+        }
+        if !statistics.is_empty() {
+            statistics.resize(columns.len(), None);
+        }
+        row_groups.push(RowGroup {
+            num_rows,
+            columns,
+            statistics,
+            outlined_uncompressed_bytes: 0,
+        });
+    }
+    let size_bytes = d.r(S::FileSize, st.predicted_size(footer_len_bytes))?;
+    Ok(FileLayout {
+        path: path_str,
+        materialized: true,
+        outline: false,
+        size_bytes,
+        footer_len_bytes,
+        schema,
+        row_groups,
+        pages,
+    })
 }
 
 /// Reads one chunk's min/max (see [`encode_stats`]).
@@ -1335,7 +1404,7 @@ mod tests {
     /// indexes, bloom filters and Iceberg metadata, as `tablegen` generated it (spec in
     /// `testdata/README.md`).
     fn generated_body() -> Vec<u8> {
-        let t = read_table(include_bytes!("../testdata/generated.layout")).unwrap();
+        let t = read_table(include_bytes!("../../testdata/generated.layout")).unwrap();
         assert!(
             !t.files.iter().all(|f| f.pages.is_empty()),
             "the body lists pages"
@@ -1425,7 +1494,7 @@ mod tests {
     #[test]
     fn version_1_files_still_read() {
         // Written by the version 1 encoder (`sim record iceberg` before statistics).
-        let t = read_table(include_bytes!("../testdata/version1.layout")).unwrap();
+        let t = read_table(include_bytes!("../../testdata/version1.layout")).unwrap();
         assert!(!t.files.is_empty());
         assert!(t
             .files
@@ -1433,7 +1502,7 @@ mod tests {
             .flat_map(|f| &f.row_groups)
             .all(|rg| rg.statistics.is_empty()));
         // Its bytes are not a version 2 body: the stream count differs.
-        let mut v2 = include_bytes!("../testdata/version1.layout").to_vec();
+        let mut v2 = include_bytes!("../../testdata/version1.layout").to_vec();
         v2[8] = 2;
         let crc = checksum(&v2[..HEADER_BYTES], &v2[HEADER_BYTES..]);
         v2[24..28].copy_from_slice(&crc.to_le_bytes());

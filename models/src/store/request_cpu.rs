@@ -17,8 +17,9 @@ pub struct RequestCpu {
 }
 
 impl RequestCpu {
-    /// The most client threads a pool takes (a bound on its per-request scan).
-    pub const MAX_THREADS: u32 = 4096;
+    /// The most client threads a pool takes (a bound on its per-request scan):
+    /// `limits::MAX_THREADS`, as for every thread setting.
+    pub const MAX_THREADS: u32 = limits::MAX_THREADS as u32;
 
     /// A pool of `threads` threads (clamped to 1..=[`Self::MAX_THREADS`]), each request taking
     /// `per_request_ns` on one of them.

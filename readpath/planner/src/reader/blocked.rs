@@ -191,16 +191,15 @@ impl ClickHouseReader {
         let Some(plan_step) = u.plan.steps.get(s as usize) else {
             return Ok(());
         };
-        let mut reads: Vec<u64> = Vec::new();
-        for &e in &plan_step.entries {
-            if let Some(&Some(id)) = u.entry_read.get(e as usize) {
-                reads.push(id);
-            }
-            if let Some(extra) = u.extra_reads.get(&e) {
-                reads.extend(extra.iter().copied());
-            }
-        }
-        let Some(id) = reads.into_iter().find(|id| self.io.pool.is_waiting(*id)) else {
+        // The first of the step's reads (each entry's own, then its extra ones) that waits in
+        // the IO pool; found without collecting them (this ran on nearly every event).
+        let pool = &self.io.pool;
+        let waiting = plan_step.entries.iter().find_map(|&e| {
+            let own = u.entry_read.get(e as usize).copied().flatten();
+            let extra = u.extra_reads.get(&e).into_iter().flatten().copied();
+            own.into_iter().chain(extra).find(|id| pool.is_waiting(*id))
+        });
+        let Some(id) = waiting else {
             return Ok(());
         };
         if !self.io.pool.take_waiting(id) {

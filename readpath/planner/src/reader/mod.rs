@@ -107,7 +107,9 @@ struct OpenUnit {
     /// the rest in `extra_reads`.
     entry_read: Vec<Option<u64>>,
     extra_reads: BTreeMap<u32, Vec<u64>>,
-    waiters: BTreeMap<u32, Vec<u32>>,
+    /// The started steps waiting for each entry, by entry index (an empty `Vec` holds no
+    /// memory): looked up on nearly every event.
+    waiters: Vec<Vec<u32>>,
     lazy: Option<LazyCoalescer>,
     steps: Vec<StepState>,
     cursor: usize,

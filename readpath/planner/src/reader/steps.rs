@@ -167,11 +167,15 @@ impl ClickHouseReader {
                     Some(EntryState::Ready) | None => {}
                     Some(EntryState::Requested) => {
                         pending += 1;
-                        u.waiters.entry(e).or_default().push(s);
+                        if let Some(w) = u.waiters.get_mut(ei) {
+                            w.push(s);
+                        }
                     }
                     Some(EntryState::Idle) => {
                         pending += 1;
-                        u.waiters.entry(e).or_default().push(s);
+                        if let Some(w) = u.waiters.get_mut(ei) {
+                            w.push(s);
+                        }
                         to_read.push(e);
                         let key = (plan_step.rg, plan_step.kind.subgroup());
                         let o = owner.entry(e).or_insert(key);
@@ -262,7 +266,12 @@ impl ClickHouseReader {
                 if let Some(st) = u.entry_state.get_mut(ei) {
                     *st = EntryState::Ready;
                 }
-                for s in u.waiters.remove(&e).unwrap_or_default() {
+                let waiting = u
+                    .waiters
+                    .get_mut(ei)
+                    .map(std::mem::take)
+                    .unwrap_or_default();
+                for s in waiting {
                     let Some(state) = u.steps.get_mut(s as usize) else {
                         continue;
                     };

@@ -166,7 +166,7 @@ impl ClickHouseReader {
             entry_consumers: plan.entry_consumers.clone(),
             entry_read: vec![None; n_entries],
             extra_reads: BTreeMap::new(),
-            waiters: BTreeMap::new(),
+            waiters: vec![Vec::new(); n_entries],
             lazy,
             steps,
             cursor: 0,

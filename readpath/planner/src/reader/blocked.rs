@@ -83,15 +83,19 @@ impl ClickHouseReader {
         if !self.cfg.blocked_inline || self.threads.blocked_count(u.id) == 0 {
             return Ok(());
         }
-        let keys: Vec<(u32, u32)> = self
-            .threads
-            .blocked_of(u.id)
-            .filter(|(_, t)| t.inline_read.is_none())
-            .map(|(k, _)| k)
-            .collect();
-        for key in keys {
-            self.run_inline(u, key)?;
+        // The steps first (running a read changes the tasks), in a reused buffer.
+        let mut steps = std::mem::take(&mut self.threads.steps_scratch);
+        steps.clear();
+        steps.extend(
+            self.threads
+                .blocked_of(u.id)
+                .filter(|(_, t)| t.inline_read.is_none())
+                .map(|((_, s), _)| s),
+        );
+        for &s in &steps {
+            self.run_inline(u, (u.id, s))?;
         }
+        self.threads.steps_scratch = steps;
         Ok(())
     }
 

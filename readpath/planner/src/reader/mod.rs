@@ -310,6 +310,8 @@ struct Threads {
     blocked: Vec<Vec<(u32, blocked::BlockedTask)>>,
     /// Tasks in `blocked`, all units.
     blocked_total: u32,
+    /// A reused buffer of one unit's blocked steps (`blocked_tasks_of`, on nearly every event).
+    steps_scratch: Vec<u32>,
     /// The blocked task running each inline read.
     blocked_by_read: BTreeMap<u64, (u32, u32)>,
     /// How the threads spent the run, as integrals over time.
@@ -650,6 +652,7 @@ impl ClickHouseReader {
             decodes: BTreeMap::new(),
             decoding_by_unit: Vec::new(),
             blocked: Vec::new(),
+            steps_scratch: Vec::new(),
             blocked_total: 0,
             blocked_by_read: BTreeMap::new(),
             time: ThreadTime {

@@ -132,15 +132,7 @@ impl TableCache {
         key: String,
         build: impl FnOnce() -> Result<Table, ScenarioError>,
     ) -> Result<Arc<Table>, ScenarioError> {
-        if let Some(t) = self.tables.lock().map_err(|_| poisoned())?.get(&key) {
-            return Ok(t.clone());
-        }
-        let table = Arc::new(build()?);
-        self.tables
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(key, table.clone());
-        Ok(table)
+        cached(&self.tables, key, build)
     }
 
     fn get_or_open(
@@ -148,15 +140,7 @@ impl TableCache {
         key: String,
         open: impl FnOnce() -> Result<RecordedLayout, ScenarioError>,
     ) -> Result<Arc<RecordedLayout>, ScenarioError> {
-        if let Some(l) = self.layouts.lock().map_err(|_| poisoned())?.get(&key) {
-            return Ok(l.clone());
-        }
-        let opened = Arc::new(open()?);
-        self.layouts
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(key, opened.clone());
-        Ok(opened)
+        cached(&self.layouts, key, open)
     }
 
     /// The plan cache of the table built under `key`.
@@ -164,6 +148,22 @@ impl TableCache {
         let mut plans = self.plans.lock().map_err(|_| poisoned())?;
         Ok(plans.entry(key.to_owned()).or_default().clone())
     }
+}
+
+/// The value under `key` in `map`, built (outside the lock) if it is not there yet.
+fn cached<T>(
+    map: &Mutex<BTreeMap<String, Arc<T>>>,
+    key: String,
+    build: impl FnOnce() -> Result<T, ScenarioError>,
+) -> Result<Arc<T>, ScenarioError> {
+    if let Some(v) = map.lock().map_err(|_| poisoned())?.get(&key) {
+        return Ok(v.clone());
+    }
+    let built = Arc::new(build()?);
+    map.lock()
+        .map_err(|_| poisoned())?
+        .insert(key, built.clone());
+    Ok(built)
 }
 
 fn poisoned() -> ScenarioError {

@@ -458,6 +458,8 @@ impl S3Client {
             Timer::FirstByte { attempt: id }
         };
         // The client's own CPU first: the request goes out when a client thread has built it.
+        // Its trace start is then; it counts in flight (its connection taken) from `now`, which
+        // is the same time unless `cpu.network.per_request` is set (check-peers' fit).
         let out_ns = self.request_cpu.send(now);
         let at = match timer {
             Timer::Timeout { .. } => out_ns.saturating_add(timeout),

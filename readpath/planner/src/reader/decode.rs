@@ -5,6 +5,9 @@ use super::*;
 impl ClickHouseReader {
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
+        // Where the scan resumes: a pick only takes a thread, memory and a unit's slot, so an
+        // entry refused before it stays refused (the scan was quadratic in the queue).
+        let mut from = 0;
         while self.threads.held() < self.cfg.max_parsing_threads
             && !self.threads.decode_queue.is_empty()
         {
@@ -12,7 +15,7 @@ impl ClickHouseReader {
                 break;
             }
             let mut picked = None;
-            for i in 0..self.threads.decode_queue.len() {
+            for i in from..self.threads.decode_queue.len() {
                 let Some(&(uid, s)) = self.threads.decode_queue.get(i) else {
                     break;
                 };
@@ -46,6 +49,7 @@ impl ClickHouseReader {
                 self.threads.scan_needed = false;
                 break;
             };
+            from = i;
             let Some((uid, s)) = self.threads.decode_queue.remove(i) else {
                 break;
             };

@@ -36,11 +36,6 @@ impl RequestCpu {
         Self::new(0, 1)
     }
 
-    /// CPU each request takes, ns.
-    pub fn per_request_ns(&self) -> u64 {
-        self.per_request_ns
-    }
-
     /// A request sent at `now_ns`: when it goes out on the wire (never before `now_ns`).
     pub fn send(&mut self, now_ns: u64) -> u64 {
         if self.per_request_ns == 0 {

@@ -49,11 +49,6 @@ impl LayoutBody {
         })
     }
 
-    /// The whole table, as [`super::read_table`] reads it.
-    pub fn table(&self) -> Result<Table, FormatError> {
-        super::decode_body(&self.body, self.version)
-    }
-
     /// Every file's path and where its values start; no file laid out.
     pub fn skeleton(&self) -> Result<Skeleton, FormatError> {
         let (mut d, known_flags) = directory(&self.body, self.version)?;
@@ -177,6 +172,5 @@ mod tests {
         assert_eq!(kept.iceberg, table.iceberg);
         // Keeping every file gives the whole table.
         assert_eq!(body.table_keeping(&skeleton, |_| true).unwrap(), table);
-        assert_eq!(body.table().unwrap(), table);
     }
 }

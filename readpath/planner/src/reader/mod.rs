@@ -463,6 +463,11 @@ pub(crate) struct ClickHouseReader {
     memory: Memory,
     /// Memory was released since the last pump: what it refused may try again.
     memory_freed: bool,
+    /// The last pump ended with nothing to do, and no event since could have changed that:
+    /// the next poll returns `None` without pumping. Every event clears it except a first byte
+    /// and a progress report that serves no range and frees no issue budget (those change
+    /// nothing a pump reads; a base reader's 32 MiB segment sends 32 of them).
+    quiescent: bool,
     events: ProfileEvents,
     /// Delivered chunks not yet consumed, with their charges.
     chunks: BTreeMap<u64, Option<Charge>>,
@@ -685,6 +690,7 @@ impl ClickHouseReader {
             iceberg,
             memory,
             memory_freed: false,
+            quiescent: false,
             events: ProfileEvents::new(),
             chunks: BTreeMap::new(),
             next_id: 0,
@@ -811,6 +817,7 @@ impl ClickHouseReader {
     /// Timers: none, so nothing to do.
     pub fn handle_timeout(&mut self, now_ns: u64) {
         self.set_now(now_ns);
+        self.quiescent = false;
     }
 
     /// Feeds one event that happened at `now_ns`.
@@ -818,16 +825,20 @@ impl ClickHouseReader {
         if !self.set_now(now_ns) {
             return;
         }
+        // Whether the event may let a pump make progress.
         let r = match event {
-            Event::ReadFirstByte { id } => self.on_first_byte(id),
+            Event::ReadFirstByte { id } => self.on_first_byte(id).map(|()| false),
             Event::ReadProgress { id, bytes_ready } => self.on_progress(id, bytes_ready),
-            Event::ReadCompleted { id, source } => self.on_read_completed(id, source),
-            Event::ReadFailed { id, reason } => self.on_read_failed(id, reason),
-            Event::DecodeCompleted { id } => self.on_decode_completed(id),
-            Event::ChunkConsumed { id } => self.on_chunk_consumed(id),
+            Event::ReadCompleted { id, source } => {
+                self.on_read_completed(id, source).map(|()| true)
+            }
+            Event::ReadFailed { id, reason } => self.on_read_failed(id, reason).map(|()| true),
+            Event::DecodeCompleted { id } => self.on_decode_completed(id).map(|()| true),
+            Event::ChunkConsumed { id } => self.on_chunk_consumed(id).map(|()| true),
         };
-        if let Err(e) = r {
-            self.fail(e);
+        match r {
+            Ok(may_progress) => self.quiescent &= !may_progress,
+            Err(e) => self.fail(e),
         }
         self.debug_check_invariants();
     }
@@ -848,13 +859,15 @@ impl ClickHouseReader {
         Ok(())
     }
 
-    fn on_progress(&mut self, id: ReadId, bytes_ready: u64) -> Result<(), PlanError> {
+    /// True if the report may let a pump make progress: it served a range, or (planned) it
+    /// took bytes out of flight, which an issue queue waiting on its target may use.
+    fn on_progress(&mut self, id: ReadId, bytes_ready: u64) -> Result<bool, PlanError> {
         let now = self.now_ns;
         let read = self.io.reads.get_mut(&id.0).ok_or_else(|| {
             PlanError::Contract(format!("progress for read {} which is not running", id.0))
         })?;
         if read.purpose == Purpose::Iceberg {
-            return Ok(());
+            return Ok(false);
         }
         let newly = read.readiness.on_progress(bytes_ready, &mut self.events);
         let entries: Vec<u32> = read
@@ -863,11 +876,14 @@ impl ClickHouseReader {
             .map(<[u32]>::to_vec)
             .unwrap_or_default();
         let uid = read.purpose.unit();
+        let in_flight = self.io.controller.bytes_in_flight();
         self.io.controller.on_progress(now, id.0, bytes_ready)?;
+        let budget_freed = self.cfg.planned && self.io.controller.bytes_in_flight() < in_flight;
+        let served = !entries.is_empty();
         if let Some(uid) = uid {
             self.entries_ready(uid, &entries);
         }
-        Ok(())
+        Ok(served || budget_freed)
     }
 
     fn on_read_completed(
@@ -1023,17 +1039,40 @@ impl ClickHouseReader {
         if let Some(a) = self.out.pop_front() {
             return Some(a);
         }
+        if self.quiescent {
+            self.debug_check_quiescent(cache);
+            return None;
+        }
         if let Err(e) = self.pump(cache) {
             self.fail(e);
             return None;
         }
         self.debug_check_invariants();
+        // An empty queue after a pump means its last pass made no progress (it stops early
+        // only to hand an action out), and memory released in it would have been retried.
+        self.quiescent = self.out.is_empty() && !self.memory_freed;
         self.out.pop_front()
     }
 
-    fn pump(&mut self, cache: &dyn CacheView) -> Result<(), PlanError> {
+    /// Debug builds check a skipped pump: run it, and it must find nothing to do (a pump that
+    /// makes no progress changes nothing, so release and debug builds still agree).
+    fn debug_check_quiescent(&mut self, cache: &dyn CacheView) {
+        if cfg!(debug_assertions) && self.error.is_none() {
+            let progressed = self.pump(cache);
+            assert!(
+                matches!(progressed, Ok(false)) && self.out.is_empty(),
+                "a quiescent reader found work at {} ns: {progressed:?}, {} actions",
+                self.now_ns,
+                self.out.len()
+            );
+        }
+    }
+
+    /// Runs every stage until none progresses or an action is out. True if any progressed.
+    fn pump(&mut self, cache: &dyn CacheView) -> Result<bool, PlanError> {
+        let mut any = false;
         if !self.iceberg_phase() {
-            return Ok(());
+            return Ok(!self.out.is_empty());
         }
         if !self.started {
             self.started = true;
@@ -1084,11 +1123,12 @@ impl ClickHouseReader {
             }
             progressed |= self.run_blocked_tasks()?;
             progressed |= self.start_decodes()?;
+            any |= progressed;
             if !progressed || !self.out.is_empty() {
                 break;
             }
         }
-        Ok(())
+        Ok(any)
     }
 
     /// Runs the Iceberg metadata phase; true once it is over.

@@ -1010,13 +1010,19 @@ impl Slices {
 /// Sorts candidates and merges overlapping ones (touching ones stay apart); returns the
 /// entries and, per candidate, its entry (`None` for an empty candidate).
 fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
-    let mut order: Vec<u32> = (0..u32_of(c.len()))
-        .filter(|&i| c.get(i as usize).is_some_and(|x| !x.range.is_empty()))
+    // Sorted by (start, end, index): the keys are distinct, so an unstable sort gives the
+    // stable order, and comparing plain tuples is several times cheaper than looking each
+    // candidate up in the comparator (this sort was a fifth of planning a file).
+    let mut order: Vec<(u64, u64, u32)> = c
+        .iter()
+        .zip(0..u32_of(c.len()))
+        .filter(|(x, _)| !x.range.is_empty())
+        .map(|(x, i)| (x.range.start, x.range.end, i))
         .collect();
-    order.sort_by_key(|&i| c.get(i as usize).map(|x| (x.range.start, x.range.end)));
+    order.sort_unstable();
     let mut entries: Vec<Entry> = Vec::new();
     let mut map = vec![None; c.len()];
-    for i in order {
+    for (_, _, i) in order {
         let Some(cand) = c.get(i as usize) else {
             continue;
         };

@@ -322,13 +322,12 @@ impl ClickHouseReader {
     }
 
     pub(super) fn consume_entries(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {
-        let entries = u
-            .plan
-            .steps
-            .get(s as usize)
-            .map(|p| p.entries.clone())
-            .unwrap_or_default();
-        for e in entries {
+        // The plan is shared: holding it (not a copy of the step's entries) frees `u`.
+        let plan = Arc::clone(&u.plan);
+        let Some(step) = plan.steps.get(s as usize) else {
+            return Ok(());
+        };
+        for &e in &step.entries {
             let Some(n) = u.entry_consumers.get_mut(e as usize) else {
                 continue;
             };
@@ -336,15 +335,9 @@ impl ClickHouseReader {
             if *n > 0 {
                 continue;
             }
-            let mut ids: Vec<u64> = u
-                .entry_read
-                .get(e as usize)
-                .copied()
-                .flatten()
-                .into_iter()
-                .collect();
-            ids.extend(u.extra_reads.remove(&e).unwrap_or_default());
-            for id in ids {
+            let first = u.entry_read.get(e as usize).copied().flatten();
+            let extra = u.extra_reads.remove(&e).unwrap_or_default();
+            for id in first.into_iter().chain(extra) {
                 if let Some(r) = self.io.reads.get_mut(&id) {
                     decrement(&mut r.unconsumed);
                 }

@@ -11,6 +11,8 @@ impl ClickHouseReader {
         // Where the scan resumes: a pick only takes a thread, memory and a unit's slot, so an
         // entry refused before it stays refused (the scan was quadratic in the queue).
         let mut from = 0;
+        self.threads.scans += 1;
+        let scan = self.threads.scans;
         while self.threads.held() < self.cfg.max_parsing_threads
             && !self.threads.decode_queue.is_empty()
         {
@@ -22,6 +24,10 @@ impl ClickHouseReader {
                 let Some(&(uid, s)) = self.threads.decode_queue.get(i) else {
                     break;
                 };
+                if self.threads.slots_full(uid, scan) {
+                    debug_assert!(!self.column_data_slot_free(uid), "a pick freed a slot");
+                    continue;
+                }
                 let Some(u) = self.units.open.get(uid as usize).and_then(|u| u.as_deref()) else {
                     picked = Some((i, None));
                     break;
@@ -30,6 +36,7 @@ impl ClickHouseReader {
                     continue;
                 };
                 if !self.column_data_slot_free(uid) {
+                    self.threads.set_slots_full(uid, scan);
                     continue;
                 }
                 let privileged = plan_step.rg as usize == u.first_incomplete;

@@ -312,6 +312,12 @@ struct Threads {
     blocked_total: u32,
     /// A reused buffer of one unit's blocked steps (`blocked_tasks_of`, on nearly every event).
     steps_scratch: Vec<u32>,
+    /// Per unit id, the last `start_decodes` scan that found the unit's `ColumnData` slots
+    /// full: a pick only takes slots, so the rest of that scan skips the unit's entries
+    /// without looking the unit up ([`Threads::scans`] numbers the scans from 1).
+    slots_full_in_scan: Vec<u64>,
+    /// `start_decodes` scans so far.
+    scans: u64,
     /// The blocked task running each inline read.
     blocked_by_read: BTreeMap<u64, (u32, u32)>,
     /// How the threads spent the run, as integrals over time.
@@ -331,6 +337,22 @@ impl Threads {
             .get(uid as usize)
             .into_iter()
             .flat_map(move |m| m.iter().map(move |(s, t)| ((uid, *s), t)))
+    }
+
+    /// Whether scan `scan` found unit `uid`'s `ColumnData` slots full.
+    fn slots_full(&self, uid: u32, scan: u64) -> bool {
+        self.slots_full_in_scan.get(uid as usize) == Some(&scan)
+    }
+
+    /// Scan `scan` found unit `uid`'s `ColumnData` slots full.
+    fn set_slots_full(&mut self, uid: u32, scan: u64) {
+        let i = uid as usize;
+        if self.slots_full_in_scan.len() <= i {
+            self.slots_full_in_scan.resize(i + 1, 0);
+        }
+        if let Some(at) = self.slots_full_in_scan.get_mut(i) {
+            *at = scan;
+        }
     }
 
     /// How many decodes of unit `uid` run (its `ColumnData` tasks in progress).
@@ -656,6 +678,8 @@ impl ClickHouseReader {
             scan_needed: false,
             decodes: BTreeMap::new(),
             decoding_by_unit: Vec::new(),
+            slots_full_in_scan: Vec::new(),
+            scans: 0,
             blocked: Vec::new(),
             steps_scratch: Vec::new(),
             blocked_total: 0,

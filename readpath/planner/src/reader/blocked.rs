@@ -86,6 +86,11 @@ impl ClickHouseReader {
         if !self.cfg.blocked_inline || self.threads.blocked_count(u.id) == 0 {
             return Ok(());
         }
+        // With no read waiting in the IO pool there is none to run inline; only the planned
+        // reader's demand path (`run_inline`'s first half) still has work.
+        if !self.cfg.planned && self.io.pool.waiting() == 0 {
+            return Ok(());
+        }
         // The steps first (running a read changes the tasks), in a reused buffer.
         let mut steps = std::mem::take(&mut self.threads.steps_scratch);
         steps.clear();
@@ -194,6 +199,9 @@ impl ClickHouseReader {
         };
         if self.cfg.planned {
             self.demand_issue(u, subgroup)?;
+        }
+        if self.io.pool.waiting() == 0 {
+            return Ok(());
         }
         let Some(plan_step) = u.plan.steps.get(s as usize) else {
             return Ok(());

@@ -49,9 +49,7 @@ impl ClickHouseReader {
     }
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
-    // A pump stage, kept out of `pump`'s body: the pump's frame stays small (1.5-4% fewer
-    // instructions over the shipped scenarios) and a profile names the stage.
-    #[inline(never)]
+    #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn run_blocked_tasks(&mut self) -> Result<bool, PlanError> {
         let ids = self.units.take_open_ids();
         let before = self.out.len();

@@ -3,9 +3,7 @@
 use super::*;
 
 impl ClickHouseReader {
-    // A pump stage, kept out of `pump`'s body: the pump's frame stays small (1.5-4% fewer
-    // instructions over the shipped scenarios) and a profile names the stage.
-    #[inline(never)]
+    #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
         // Where the scan resumes: a pick only takes a thread, memory and a unit's slot, so an

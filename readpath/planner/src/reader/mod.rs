@@ -488,7 +488,8 @@ pub(crate) struct ClickHouseReader {
     /// The last pump ended with nothing to do, and no event since could have changed that:
     /// the next poll returns `None` without pumping. Every event clears it except a first byte
     /// and a progress report that serves no range and frees no issue budget (those change
-    /// nothing a pump reads; a base reader's 32 MiB segment sends 32 of them).
+    /// nothing a pump reads); the driver's own wake-ups (a CPU stand-in, a cache's download)
+    /// reach the reader with no event at all.
     quiescent: bool,
     events: ProfileEvents,
     /// Delivered chunks not yet consumed, with their charges.
@@ -1093,6 +1094,10 @@ impl ClickHouseReader {
     }
 
     /// Runs every stage until none progresses or an action is out. True if any progressed.
+    ///
+    /// The stages (`start_steps`, `advance_cursor`, `issue_from_queues`, `run_blocked_tasks`,
+    /// `start_decodes`) are `#[inline(never)]`: kept out of this body, its frame stays small
+    /// (1.5-4% fewer instructions over the shipped scenarios) and a profile names each stage.
     fn pump(&mut self, cache: &dyn CacheView) -> Result<bool, PlanError> {
         let mut any = false;
         if !self.iceberg_phase() {

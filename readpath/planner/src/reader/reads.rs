@@ -262,9 +262,7 @@ impl ClickHouseReader {
     /// not bounded: that is the first generation of the redesign (RD1); a later one (RD2,
     /// Altinity `d7d093bf`) also waits while `2 x io_threads` reads wait for a thread
     /// (`docs/readpath.md`, "What the code says").
-    // A pump stage, kept out of `pump`'s body: the pump's frame stays small (1.5-4% fewer
-    // instructions over the shipped scenarios) and a profile names the stage.
-    #[inline(never)]
+    #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn issue_from_queues(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
         let ids = self.units.take_open_ids();

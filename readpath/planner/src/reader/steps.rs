@@ -56,9 +56,7 @@ impl ClickHouseReader {
 
     /// Coupled issue: start steps in order while dependencies, the serial chain, the
     /// row-group window and memory allow.
-    // A pump stage, kept out of `pump`'s body: the pump's frame stays small (1.5-4% fewer
-    // instructions over the shipped scenarios) and a profile names the stage.
-    #[inline(never)]
+    #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn advance_cursor(
         &mut self,
         u: &mut OpenUnit,
@@ -126,9 +124,7 @@ impl ClickHouseReader {
 
     /// Starts `batch` (steps of one unit): registers what each waits for and creates the
     /// reads of every entry nobody requested yet, coalesced together.
-    // A pump stage, kept out of `pump`'s body: the pump's frame stays small (1.5-4% fewer
-    // instructions over the shipped scenarios) and a profile names the stage.
-    #[inline(never)]
+    #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn start_steps(
         &mut self,
         u: &mut OpenUnit,

@@ -11,7 +11,6 @@ use models::page_cache::{PageCache, PageCacheMode};
 use models::store::{ClientEvent, GetRequest, Method, S3Client};
 use planner::{Event, Object, ReadRequest, ReadSource};
 use scenario::{Resolved, ResolvedArm};
-use std::collections::BTreeMap;
 
 /// Object ids: data files keep their index; Iceberg metadata objects live above 2^40.
 pub fn object_id(o: &Object) -> u64 {
@@ -76,8 +75,9 @@ pub struct IoWorld {
     client: S3Client,
     page_cache: Option<(PageCache, PageCacheMode)>,
     fs_cache: Option<(FsCache, FsCacheMode)>,
-    reads: BTreeMap<u64, LiveRead>,
-    gets: BTreeMap<u64, Get>,
+    /// Hash maps: looked up on every event, never walked (`rustc_hash` has no random state).
+    reads: rustc_hash::FxHashMap<u64, LiveRead>,
+    gets: rustc_hash::FxHashMap<u64, Get>,
     local: EventQueue<LocalDone>,
     next_token: u64,
     record_trace: bool,
@@ -152,8 +152,8 @@ impl IoWorld {
             client,
             page_cache,
             fs_cache,
-            reads: BTreeMap::new(),
-            gets: BTreeMap::new(),
+            reads: rustc_hash::FxHashMap::default(),
+            gets: rustc_hash::FxHashMap::default(),
             local: EventQueue::new(),
             next_token: 0,
             record_trace,

@@ -6,8 +6,6 @@
 //! while the read runs on an IO thread (`on_start`), without R7 from the moment it is issued.
 //! Progress events shrink them (received bytes are memory, no longer in flight).
 
-use std::collections::BTreeMap;
-
 use limits::saturating_u64;
 use serde::{Deserialize, Serialize};
 
@@ -135,7 +133,8 @@ pub struct InFlightController {
     config: ControllerConfig,
     first_byte: FirstByteEstimator,
     bandwidth: BandwidthEstimator,
-    reads: BTreeMap<u64, TrackedRead>,
+    /// A hash map: looked up on every event, never walked (`rustc_hash` has no random state).
+    reads: rustc_hash::FxHashMap<u64, TrackedRead>,
     bytes_in_flight: u64,
     peak_bytes_in_flight: u64,
     reads_running: u64,
@@ -162,7 +161,7 @@ impl InFlightController {
             config,
             first_byte,
             bandwidth,
-            reads: BTreeMap::new(),
+            reads: rustc_hash::FxHashMap::default(),
             bytes_in_flight: 0,
             peak_bytes_in_flight: 0,
             reads_running: 0,
@@ -431,6 +430,7 @@ impl InFlightController {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     const MIB: u64 = 1 << 20;
 

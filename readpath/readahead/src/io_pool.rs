@@ -63,8 +63,9 @@ pub struct IoPool {
     /// Arrival sequence -> waiting read (the first entry is next); with the reverse map every
     /// operation is O(log n).
     waiting: BTreeMap<u64, u64>,
-    /// Waiting read -> its arrival sequence.
-    waiting_ids: BTreeMap<u64, u64>,
+    /// Waiting read -> its arrival sequence: a hash map, looked up for every read of every
+    /// blocked task and never walked (`rustc_hash` has no random state).
+    waiting_ids: rustc_hash::FxHashMap<u64, u64>,
     next_seq: u64,
 }
 
@@ -82,7 +83,7 @@ impl IoPool {
             running: 0,
             peak_running: 0,
             waiting: BTreeMap::new(),
-            waiting_ids: BTreeMap::new(),
+            waiting_ids: rustc_hash::FxHashMap::default(),
             next_seq: 0,
         })
     }

@@ -261,7 +261,9 @@ struct Resolved {
 
 /// Reads alive and what issues and runs them.
 struct Io {
-    reads: BTreeMap<u64, ReadState>,
+    /// A hash map: looked up on every event and only counted over, never walked in order
+    /// (`rustc_hash` has no random state, so a run's bytes do not depend on it).
+    reads: rustc_hash::FxHashMap<u64, ReadState>,
     pool: IoPool,
     controller: InFlightController,
     /// Reads in the units' planning queues.
@@ -664,7 +666,7 @@ impl ClickHouseReader {
             part_columns,
         };
         let io = Io {
-            reads: BTreeMap::new(),
+            reads: rustc_hash::FxHashMap::default(),
             pool: io_pool,
             controller,
             planned_queued: 0,

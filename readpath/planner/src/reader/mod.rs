@@ -300,7 +300,9 @@ struct Threads {
     decode_queue: VecDeque<(u32, u32)>,
     /// Whether `decode_queue` may hold a decode that can start now.
     scan_needed: bool,
-    decodes: BTreeMap<u64, RunningDecode>,
+    /// Running decodes by id: a hash map, looked up on every decode event and only counted
+    /// over (`rustc_hash` has no random state).
+    decodes: rustc_hash::FxHashMap<u64, RunningDecode>,
     /// Decodes running per unit (the `ColumnData` stage's tasks in progress).
     decoding_by_unit: Vec<u32>,
     /// Decode tasks holding a thread while their bytes are not in: per unit id, by step.
@@ -320,8 +322,8 @@ struct Threads {
     slots_full_in_scan: Vec<u64>,
     /// `start_decodes` scans so far.
     scans: u64,
-    /// The blocked task running each inline read.
-    blocked_by_read: BTreeMap<u64, (u32, u32)>,
+    /// The blocked task running each inline read (a hash map: checked in any order).
+    blocked_by_read: rustc_hash::FxHashMap<u64, (u32, u32)>,
     /// How the threads spent the run, as integrals over time.
     time: ThreadTime,
 }
@@ -494,8 +496,8 @@ pub(crate) struct ClickHouseReader {
     /// reach the reader with no event at all.
     quiescent: bool,
     events: ProfileEvents,
-    /// Delivered chunks not yet consumed, with their charges.
-    chunks: BTreeMap<u64, Option<Charge>>,
+    /// Delivered chunks not yet consumed, with their charges (a hash map: only counted over).
+    chunks: rustc_hash::FxHashMap<u64, Option<Charge>>,
     /// One counter for read, decode and chunk ids.
     next_id: u64,
     out: VecDeque<Action>,
@@ -679,14 +681,14 @@ impl ClickHouseReader {
             inline: 0,
             decode_queue: VecDeque::new(),
             scan_needed: false,
-            decodes: BTreeMap::new(),
+            decodes: rustc_hash::FxHashMap::default(),
             decoding_by_unit: Vec::new(),
             slots_full_in_scan: Vec::new(),
             scans: 0,
             blocked: Vec::new(),
             steps_scratch: Vec::new(),
             blocked_total: 0,
-            blocked_by_read: BTreeMap::new(),
+            blocked_by_read: rustc_hash::FxHashMap::default(),
             time: ThreadTime {
                 threads: strategy.max_parsing_threads.max(1),
                 ..ThreadTime::default()
@@ -719,7 +721,7 @@ impl ClickHouseReader {
             memory_freed: false,
             quiescent: false,
             events: ProfileEvents::new(),
-            chunks: BTreeMap::new(),
+            chunks: rustc_hash::FxHashMap::default(),
             next_id: 0,
             out: VecDeque::new(),
             output,

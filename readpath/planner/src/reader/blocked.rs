@@ -49,13 +49,21 @@ impl ClickHouseReader {
     }
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.
+    ///
+    /// Visits only the units woken since their last visit ([`BlockedWake`]), in id order, as
+    /// a walk over every open unit would: a unit woken during the walk is visited in it if its
+    /// id is past the one being visited, else on the next walk.
     #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn run_blocked_tasks(&mut self) -> Result<bool, PlanError> {
-        let ids = self.units.take_open_ids();
+        if self.threads.held() < self.cfg.max_parsing_threads {
+            self.threads.wake.wake_starved();
+        }
         let before = self.out.len();
-        for &uid in &ids {
-            // Tested without taking the unit out of its slot: most open units have no started
-            // step waiting on every pump.
+        let mut cursor = None;
+        while let Some(uid) = self.threads.wake.take_next_after(cursor) {
+            cursor = Some(uid);
+            // Tested without taking the unit out of its slot: a woken unit often has no
+            // started step waiting.
             let may_block = self
                 .units
                 .open
@@ -66,8 +74,41 @@ impl ClickHouseReader {
                 self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
             }
         }
-        self.units.return_open_ids(ids);
+        self.debug_check_asleep()?;
         Ok(self.out.len() > before)
+    }
+
+    /// Debug builds visit every open unit the walk left asleep: none may have anything to do
+    /// (a missing wake-up would otherwise change a run without a trace).
+    fn debug_check_asleep(&mut self) -> Result<(), PlanError> {
+        if !cfg!(debug_assertions) {
+            return Ok(());
+        }
+        let ids = self.units.take_open_ids();
+        for &uid in &ids {
+            let before = self.blocked_fingerprint();
+            self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
+            assert_eq!(
+                before,
+                self.blocked_fingerprint(),
+                "unit {uid} had blocked-task work at {} ns but was not woken",
+                self.now_ns
+            );
+        }
+        self.units.return_open_ids(ids);
+        Ok(())
+    }
+
+    /// What a visit of the blocked-task pass changes when it does anything: actions out,
+    /// tasks blocked, reads run inline, reads waiting in the IO pool, reads in planning queues.
+    fn blocked_fingerprint(&self) -> (usize, u32, u32, usize, u64) {
+        (
+            self.out.len(),
+            self.threads.blocked_total,
+            self.io.inline_running,
+            self.io.pool.waiting(),
+            self.io.planned_queued,
+        )
     }
 
     /// Whether a task of unit `u` may block: only a started step may, and every blocked task's
@@ -156,6 +197,10 @@ impl ClickHouseReader {
             }
             rg += 1;
         }
+        if threads_held >= self.cfg.max_parsing_threads {
+            // The parsing threads stopped it: it may admit more once one is free.
+            self.threads.wake.starve(u.id);
+        }
     }
 
     /// The decode step of row group `rg`'s current subgroup that is not finished, if any.
@@ -243,7 +288,11 @@ impl ClickHouseReader {
                 &mut self.memory,
                 &mut self.events,
             )?;
-            let Some(issued) = polled else { break };
+            let Some(issued) = polled else {
+                // Refused: the next walk tries again.
+                self.threads.wake.wake(u.id);
+                break;
+            };
             self.on_queue_issued(u, issued)?;
         }
         Ok(())
@@ -259,12 +308,16 @@ impl ClickHouseReader {
         if let Some(t) = self.threads.blocked_task_mut(key) {
             t.inline_read = None;
         }
+        // Its task may run another of its step's reads.
+        self.threads.wake.wake(key.0);
         true
     }
 
     /// Step `s` of unit `uid` no longer waits (ready, or finished): its thread's wait ends.
     pub(super) fn unblock(&mut self, uid: u32, s: u32) {
         if let Some(t) = self.threads.unblock(uid, s) {
+            // Its slot is free: the unit may block another task.
+            self.threads.wake.wake(uid);
             let waited_ns = self.now_ns - t.since_ns;
             self.events.add(
                 ProfileEvent::ParquetFetchWaitTimeMicroseconds,
@@ -274,6 +327,72 @@ impl ClickHouseReader {
             self.threads.time.fetch_wait_tasks += 1;
             self.threads.scan_needed = true;
         }
+    }
+}
+
+/// The units the blocked-task pass must visit: those woken by a change that may give one of
+/// their tasks something to do since the pass last visited them (a decode step started, a
+/// unit's subgroup or row group finished, a task's slot or inline read freed, a read of the
+/// unit queued in the IO pool or its planning queue), and those the parsing threads stopped,
+/// woken when a thread is free. Every pump walked every open unit before (22% of a run);
+/// debug builds still do, and assert the units left asleep had nothing to do.
+#[derive(Debug, Default)]
+pub(crate) struct BlockedWake {
+    /// By unit id: whether it is in `ids`.
+    woken: Vec<bool>,
+    /// The woken units, in no order (a handful at a time).
+    ids: Vec<u32>,
+    /// Units the parsing-thread limit stopped admitting tasks.
+    starved: Vec<u32>,
+}
+
+impl BlockedWake {
+    /// Unit `uid` may have something to do.
+    pub(crate) fn wake(&mut self, uid: u32) {
+        let i = uid as usize;
+        if self.woken.len() <= i {
+            self.woken.resize(i + 1, false);
+        }
+        if let Some(w) = self.woken.get_mut(i) {
+            if !*w {
+                *w = true;
+                self.ids.push(uid);
+            }
+        }
+    }
+
+    /// The lowest woken id past `after` (any, if `None`), no longer woken.
+    fn take_next_after(&mut self, after: Option<u32>) -> Option<u32> {
+        let (at, uid) = self
+            .ids
+            .iter()
+            .enumerate()
+            .filter(|&(_, &id)| after.is_none_or(|a| id > a))
+            .min_by_key(|&(_, &id)| id)
+            .map(|(at, &id)| (at, id))?;
+        self.ids.swap_remove(at);
+        if let Some(w) = self.woken.get_mut(uid as usize) {
+            debug_assert!(*w, "a woken id is flagged");
+            *w = false;
+        }
+        Some(uid)
+    }
+
+    /// Unit `uid` stopped admitting tasks for want of a parsing thread.
+    fn starve(&mut self, uid: u32) {
+        if !self.starved.contains(&uid) {
+            self.starved.push(uid);
+        }
+    }
+
+    /// A parsing thread is free: every starved unit may go on.
+    fn wake_starved(&mut self) {
+        let starved = std::mem::take(&mut self.starved);
+        for &uid in &starved {
+            self.wake(uid);
+        }
+        self.starved = starved;
+        self.starved.clear();
     }
 }
 
@@ -291,5 +410,34 @@ mod tests {
         assert_eq!(stage_threads(1, 0.01, 100), 1);
         // The base's 0.2 at 16 threads: lround(3.2 + 0.5) = 4.
         assert_eq!(stage_threads(16, 0.2, 1), 4);
+    }
+
+    #[test]
+    fn wake_set_hands_out_ids_in_order_past_the_cursor() {
+        let mut w = BlockedWake::default();
+        for uid in [7, 3, 9, 3] {
+            w.wake(uid);
+        }
+        assert_eq!(w.take_next_after(None), Some(3));
+        // Woken again behind the cursor: left for the next walk.
+        w.wake(3);
+        assert_eq!(w.take_next_after(Some(3)), Some(7));
+        assert_eq!(w.take_next_after(Some(7)), Some(9));
+        assert_eq!(w.take_next_after(Some(9)), None);
+        assert_eq!(w.take_next_after(None), Some(3));
+        assert_eq!(w.take_next_after(None), None);
+    }
+
+    #[test]
+    fn starved_units_wake_once_a_thread_is_free() {
+        let mut w = BlockedWake::default();
+        w.starve(4);
+        w.starve(4);
+        assert_eq!(w.take_next_after(None), None);
+        w.wake_starved();
+        assert_eq!(w.take_next_after(None), Some(4));
+        assert_eq!(w.take_next_after(None), None);
+        w.wake_starved();
+        assert_eq!(w.take_next_after(None), None, "starved units wake once");
     }
 }

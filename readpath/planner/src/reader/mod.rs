@@ -324,6 +324,8 @@ struct Threads {
     scans: u64,
     /// The blocked task running each inline read (a hash map: checked in any order).
     blocked_by_read: rustc_hash::FxHashMap<u64, (u32, u32)>,
+    /// The units the blocked-task pass visits next.
+    wake: blocked::BlockedWake,
     /// How the threads spent the run, as integrals over time.
     time: ThreadTime,
 }
@@ -689,6 +691,7 @@ impl ClickHouseReader {
             steps_scratch: Vec::new(),
             blocked_total: 0,
             blocked_by_read: rustc_hash::FxHashMap::default(),
+            wake: blocked::BlockedWake::default(),
             time: ThreadTime {
                 threads: strategy.max_parsing_threads.max(1),
                 ..ThreadTime::default()
@@ -1033,6 +1036,8 @@ impl ClickHouseReader {
             decrement(n);
         }
         self.threads.scan_needed = true;
+        // Its `ColumnData` slot is free: the unit may block another task.
+        self.threads.wake.wake(d.unit);
         self.with_unit(d.unit, |r, u| r.decode_done(u, d.step, d.charge))
     }
 

@@ -107,6 +107,8 @@ impl ClickHouseReader {
                 };
                 u.queue.push(planned, &mut self.events);
                 self.io.planned_queued += 1;
+                // A blocked task of its subgroup may issue it (the demand path).
+                self.threads.wake.wake(u.id);
             } else {
                 self.submit_read_of(u, id);
             }
@@ -199,7 +201,13 @@ impl ClickHouseReader {
         let purpose = read.purpose;
         match self.io.pool.submit(id) {
             Slot::Started => self.start_read(id, Runner::IoPool),
-            Slot::Queued => self.maybe_run_inline(id, purpose),
+            Slot::Queued => {
+                // A blocked task of its unit may run it inline.
+                if let Some(uid) = purpose.unit() {
+                    self.threads.wake.wake(uid);
+                }
+                self.maybe_run_inline(id, purpose);
+            }
         }
     }
 
@@ -324,8 +332,10 @@ impl ClickHouseReader {
             None => self.release_charge(issued.charge)?,
         }
         u.reads_running += 1;
-        if self.io.pool.submit(id) == Slot::Started {
-            self.start_read(id, Runner::IoPool);
+        match self.io.pool.submit(id) {
+            Slot::Started => self.start_read(id, Runner::IoPool),
+            // A blocked task of the unit may run it inline.
+            Slot::Queued => self.threads.wake.wake(u.id),
         }
         Ok(())
     }

@@ -154,6 +154,8 @@ impl ClickHouseReader {
             u.started_not_ready += 1;
             if plan_step.kind.decodes() {
                 u.started_decodes_not_ready += 1;
+                // A task that may block.
+                self.threads.wake.wake(u.id);
             }
             let mut pending = 0;
             for &e in &plan_step.entries {
@@ -395,6 +397,8 @@ impl ClickHouseReader {
             decrement(&mut r.open_steps);
             if ends_subgroup {
                 r.subgroups_done += 1;
+                // The row group's next subgroup may have a task that blocks.
+                self.threads.wake.wake(u.id);
             }
         }
         if drop_now {
@@ -441,6 +445,7 @@ impl ClickHouseReader {
             return Ok(());
         }
         r.dropped = true;
+        self.threads.wake.wake(u.id);
         self.output.row_groups_dropped_by_bloom += 1;
         let steps = u.plan.row_groups.get(rg).map_or(0..0, |p| p.steps.clone());
         for s in steps {
@@ -476,6 +481,7 @@ impl ClickHouseReader {
         while u.rgs.get(u.first_incomplete).is_some_and(|r| r.complete) {
             u.first_incomplete += 1;
         }
+        self.threads.wake.wake(u.id);
         if !self.cfg.eligible_driven {
             self.units.dirty.insert(u.id);
         }

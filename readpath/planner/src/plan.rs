@@ -742,6 +742,7 @@ impl<'a> FilePlanner<'a> {
                         .map(|r| self.clip(r))
                 })
                 .collect(),
+            last_page: vec![None; columns.len()],
             columns,
         };
         // Page steps wait for every earlier stage of their row group.
@@ -818,9 +819,20 @@ impl<'a> FilePlanner<'a> {
                             .push(self.b.add_in(*group, d, ReadKind::Dictionary));
                         target.compressed_bytes += d.len();
                     }
-                    target
-                        .candidates
-                        .push(self.b.add_in(*group, range, ReadKind::DataPages));
+                    // A page that spans several subgroups is one candidate, named by each
+                    // (duplicates would only merge into its entry, after a sort of them all).
+                    let last = pages.last_page.get_mut(ci);
+                    let cand = match last.as_deref() {
+                        Some(Some((r, i))) if *r == range => *i,
+                        _ => {
+                            let i = self.b.add_in(*group, range, ReadKind::DataPages);
+                            if let Some(l) = last {
+                                *l = Some((range, i));
+                            }
+                            i
+                        }
+                    };
+                    target.candidates.push(cand);
                     target.compressed_bytes += range.len();
                 }
             }
@@ -932,6 +944,8 @@ struct SubgroupPages {
     cursors: Vec<usize>,
     /// Per column, its dictionary page not read yet (when it is not an early stage).
     dict_pending: Vec<Option<ByteRange>>,
+    /// Per column, the last page made a candidate, and that candidate.
+    last_page: Vec<Option<(ByteRange, u32)>>,
 }
 
 /// A row group's row slices: which survive page pruning (`kept`) and which pass PREWHERE as

@@ -25,6 +25,7 @@ impl ClickHouseReader {
             return;
         }
         let counts = self.status_counts();
+        self.threads.decode_queue.check();
         self.check_threads(&counts);
         self.check_io(&counts);
         self.check_units();

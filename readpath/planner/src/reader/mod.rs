@@ -297,7 +297,7 @@ struct Threads {
     decodes_running: u32,
     /// Inline reads that hold a parsing thread of their own (counted in `decodes_running`).
     inline: u32,
-    decode_queue: VecDeque<(u32, u32)>,
+    decode_queue: decode::DecodeQueue,
     /// Whether `decode_queue` may hold a decode that can start now.
     scan_needed: bool,
     /// Running decodes by id: a hash map, looked up on every decode event and only counted
@@ -681,7 +681,7 @@ impl ClickHouseReader {
         let threads = Threads {
             decodes_running: 0,
             inline: 0,
-            decode_queue: VecDeque::new(),
+            decode_queue: decode::DecodeQueue::default(),
             scan_needed: false,
             decodes: rustc_hash::FxHashMap::default(),
             decoding_by_unit: Vec::new(),

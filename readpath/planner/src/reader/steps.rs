@@ -316,7 +316,7 @@ impl ClickHouseReader {
         if let Some(r) = u.rgs.get_mut(rg) {
             if r.active_decodes < cap {
                 r.active_decodes += 1;
-                self.threads.decode_queue.push_back((u.id, s));
+                self.threads.decode_queue.push_back(u.id, s);
                 self.threads.scan_needed = true;
             } else {
                 r.pending_decodes.push_back(s);

@@ -291,6 +291,10 @@ impl Io {
     }
 }
 
+/// Per entry a batch of steps requests, the earliest (row group, subgroup) that asks for it:
+/// the read serving it is that subgroup's (`rustc_hash` has no random state).
+type Owners = rustc_hash::FxHashMap<u32, (u32, u32)>;
+
 /// The parsing threads: decodes, inline reads on threads of their own, blocked decode tasks.
 struct Threads {
     /// Decodes running plus inline reads that hold a thread of their own.

@@ -9,7 +9,7 @@ impl ClickHouseReader {
         &mut self,
         u: &mut OpenUnit,
         to_read: &[u32],
-        owner: &BTreeMap<u32, (u32, u32)>,
+        owner: &Owners,
         cache: &dyn CacheView,
     ) -> Result<(), PlanError> {
         // (task, entry of each served piece)

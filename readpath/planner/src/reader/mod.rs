@@ -124,29 +124,37 @@ struct OpenUnit {
     local_waiting: VecDeque<u64>,
     reads_running: u32,
     reads_alive: u32,
-    /// Whole chunk id -> its entries, built on first use ([`OpenUnit::whole_chunk_entries`]).
-    whole_chunks: Option<BTreeMap<u32, Vec<u32>>>,
+    /// By whole chunk id (a coalescing-group id, so dense), its entries; built on first use
+    /// ([`whole_chunk_entries`]).
+    whole_chunks: Option<Vec<Vec<u32>>>,
 }
 
-impl OpenUnit {
-    /// The entries of whole chunk `w` (the pages of one chunk too short to split), in offset
-    /// order.
-    fn whole_chunk_entries(&mut self, w: u32) -> Vec<u32> {
-        let plan = &self.plan;
-        self.whole_chunks
-            .get_or_insert_with(|| {
-                let mut m: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-                for (i, e) in plan.entries.iter().enumerate() {
-                    if e.whole_chunk != 0 {
-                        m.entry(e.whole_chunk).or_default().push(u32_of(i));
+/// The entries of whole chunk `w` (the pages of one chunk too short to split), in offset
+/// order, from a unit's index of them (`OpenUnit::whole_chunks`), built on first use. Takes the
+/// fields, not the unit, so that the caller may read the unit's entry states meanwhile.
+fn whole_chunk_entries<'a>(
+    index: &'a mut Option<Vec<Vec<u32>>>,
+    plan: &FilePlan,
+    w: u32,
+) -> &'a [u32] {
+    index
+        .get_or_insert_with(|| {
+            let mut by_chunk: Vec<Vec<u32>> = Vec::new();
+            for (i, e) in plan.entries.iter().enumerate() {
+                let w = e.whole_chunk as usize;
+                if w != 0 {
+                    if by_chunk.len() <= w {
+                        by_chunk.resize_with(w + 1, Vec::new);
+                    }
+                    if let Some(entries) = by_chunk.get_mut(w) {
+                        entries.push(u32_of(i));
                     }
                 }
-                m
-            })
-            .get(&w)
-            .cloned()
-            .unwrap_or_default()
-    }
+            }
+            by_chunk
+        })
+        .get(w as usize)
+        .map_or(&[], Vec::as_slice)
 }
 
 /// Who a read is for. Iceberg metadata reads belong to no unit and no stream.

@@ -239,7 +239,7 @@ impl ClickHouseReader {
         let requested = to_read.len();
         for (w, earliest) in chunks {
             let key = earliest.unwrap_or((0, 0));
-            for e in u.whole_chunk_entries(w) {
+            for &e in whole_chunk_entries(&mut u.whole_chunks, &u.plan, w) {
                 let idle = u.entry_state.get(e as usize) == Some(&EntryState::Idle);
                 if idle && to_read[..requested].binary_search(&e).is_err() {
                     to_read.push(e);

@@ -161,6 +161,18 @@ impl ClickHouseReader {
                 "unit {id} listed open, not held"
             );
         }
+        assert!(
+            u.queued.windows(2).all(|w| w[0] < w[1]),
+            "queued unit ids sorted, each once"
+        );
+        // The issue pass walks `queued`: every unit with a queued read must be in it.
+        for unit in u.open.iter().flatten() {
+            assert!(
+                unit.queue.is_empty() || u.queued.binary_search(&unit.id).is_ok(),
+                "unit {} has queued reads but is not listed",
+                unit.id
+            );
+        }
         // `blocked_tasks_of` passes over a unit with no step started and not ready.
         for unit in u.open.iter().flatten() {
             let started = unit

@@ -437,6 +437,11 @@ struct Units {
     /// A buffer reused by the passes over `open_ids` that run on every pump (a pass may open
     /// or close units, so it walks a copy); [`Units::take_open_ids`].
     open_ids_scratch: Vec<u32>,
+    /// Units whose planning queue may hold reads, sorted: every unit with a non-empty queue
+    /// is in it (added at each push, dropped when the issue pass finds its queue empty), so
+    /// that pass walks these, not every open unit (it polled 160 queues in 1.3 M open-unit
+    /// visits on `fs-cache-cold`).
+    queued: Vec<u32>,
     /// Units whose cursor may advance.
     dirty: BTreeSet<u32>,
     /// (unit, step) that may start now (eligible-driven).
@@ -473,6 +478,13 @@ impl Units {
 
     fn return_open_ids(&mut self, ids: Vec<u32>) {
         self.open_ids_scratch = ids;
+    }
+
+    /// Unit `uid`'s planning queue holds a read.
+    fn note_queued(&mut self, uid: u32) {
+        if let Err(at) = self.queued.binary_search(&uid) {
+            self.queued.insert(at, uid);
+        }
     }
 }
 
@@ -717,6 +729,7 @@ impl ClickHouseReader {
             done: 0,
             open_ids: Vec::new(),
             open_ids_scratch: Vec::new(),
+            queued: Vec::new(),
             dirty: BTreeSet::new(),
             eligible: Vec::new(),
             parked: Vec::new(),

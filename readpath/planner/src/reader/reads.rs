@@ -106,6 +106,7 @@ impl ClickHouseReader {
                     subgroup,
                 };
                 u.queue.push(planned, &mut self.events);
+                self.units.note_queued(u.id);
                 self.io.planned_queued += 1;
                 // A blocked task of its subgroup may issue it (the demand path).
                 self.threads.wake.wake(u.id);
@@ -273,7 +274,10 @@ impl ClickHouseReader {
     #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn issue_from_queues(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
-        let ids = self.units.take_open_ids();
+        // The units that may have queued reads, in id order (as a walk over the open units).
+        let mut ids = std::mem::take(&mut self.units.open_ids_scratch);
+        ids.clear();
+        ids.extend_from_slice(&self.units.queued);
         for &uid in &ids {
             // An empty queue issues nothing, and polling it changes nothing the reader reads
             // (this loop polled about 300 queues per GET on `clickbench-single-file`).
@@ -284,6 +288,9 @@ impl ClickHouseReader {
                 .and_then(|u| u.as_deref())
                 .is_some_and(|u| !u.queue.is_empty());
             if !queued {
+                if let Ok(at) = self.units.queued.binary_search(&uid) {
+                    self.units.queued.remove(at);
+                }
                 continue;
             }
             let issued = self.with_unit(uid, |r, u| {

@@ -20,6 +20,7 @@ use super::StoreError;
 use engine::{EventKey, EventQueue};
 use rand::RngExt;
 use rand_pcg::Pcg64;
+use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -213,8 +214,10 @@ pub struct S3Client {
     rng: Pcg64,
     timers: EventQueue<Timer>,
     link: SharedLink,
-    reads: BTreeMap<u64, Read>,
-    attempts: BTreeMap<u64, AttemptState>,
+    /// By token; looked up on every event, never walked (`rustc_hash` has no random state).
+    reads: FxHashMap<u64, Read>,
+    /// By attempt id; the same.
+    attempts: FxHashMap<u64, AttemptState>,
     next_attempt: u64,
     buckets: BTreeMap<u32, Bucket>,
     now_ns: u64,
@@ -240,8 +243,8 @@ impl S3Client {
             rng,
             timers: EventQueue::with_capacity(1024),
             link: SharedLink::new(spec.nic.0, spec.progress_chunk.0),
-            reads: BTreeMap::new(),
-            attempts: BTreeMap::new(),
+            reads: FxHashMap::default(),
+            attempts: FxHashMap::default(),
             next_attempt: 0,
             buckets: BTreeMap::new(),
             now_ns: 0,

@@ -16,7 +16,8 @@
 //! so the cost of a change is O(n) for the level walk over the sorted caps plus O(log n) per
 //! switching transfer: no transfer is rescheduled merely because its share changed.
 
-use std::collections::{BTreeMap, BTreeSet};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 
 const NS_PER_S: f64 = 1e9;
 
@@ -56,7 +57,8 @@ pub struct LinkEvent {
 pub struct SharedLink {
     capacity: f64,
     chunk: u64,
-    transfers: BTreeMap<u64, Transfer>,
+    /// By id; looked up on every boundary, walked only to sum the rates (a test's check).
+    transfers: FxHashMap<u64, Transfer>,
     /// (cap bits, id), ascending: positive f64 bit patterns order like the values.
     caps: Vec<(u64, u64)>,
     level: f64,
@@ -76,7 +78,7 @@ impl SharedLink {
         SharedLink {
             capacity: capacity_bytes_per_s,
             chunk: chunk_bytes,
-            transfers: BTreeMap::new(),
+            transfers: FxHashMap::default(),
             caps: Vec::new(),
             level: f64::INFINITY,
             v: 0.0,
@@ -408,6 +410,7 @@ impl SharedLink {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::BTreeMap;
 
     const MIB: f64 = 1024.0 * 1024.0;
 

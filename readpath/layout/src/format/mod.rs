@@ -778,21 +778,21 @@ impl<'a> Decoder<'a> {
             return Ok(());
         }
         let i = s as usize;
-        let mut left = n;
-        for (k, &b) in self.body[self.pos[i]..self.end[i]].iter().enumerate() {
-            if b < 0x80 {
-                left -= 1;
-                if left == 0 {
-                    self.pos[i] += k + 1;
-                    return Ok(());
-                }
+        let (from, to) = (self.pos[i], self.end[i]);
+        match nth_varint_end(&self.body[from..to], n) {
+            Some(len) => {
+                self.pos[i] = from + len;
+                Ok(())
+            }
+            None => {
+                let left = n - count_varint_ends(&self.body[from..to]);
+                self.pos[i] = to;
+                Err(self.corrupt(
+                    s,
+                    format!("the stream ends {left} values early (truncated or corrupt)"),
+                ))
             }
         }
-        self.pos[i] = self.end[i];
-        Err(self.corrupt(
-            s,
-            format!("the stream ends {left} values early (truncated or corrupt)"),
-        ))
     }
 
     #[inline(always)]
@@ -1243,8 +1243,67 @@ fn decode_meta(d: &mut Decoder<'_>) -> R<Table> {
     })
 }
 
+/// The length of the prefix of `bytes` that holds its first `n` (> 0) varints (each ends at a
+/// byte below 0x80), or `None` if it holds fewer. Counted eight bytes at a time: a skeleton
+/// steps over every unread file's chunk values this way (a byte-at-a-time count was 11% of
+/// loading a recorded table of 2,000 files x 439 columns), and no crate we use counts bytes
+/// below a bound.
+fn nth_varint_end(bytes: &[u8], n: u64) -> Option<usize> {
+    debug_assert!(n > 0);
+    let mut left = n;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0usize;
+    for w in words.by_ref() {
+        let word = u64::from_le_bytes(w.try_into().ok()?);
+        let ends = u64::from((!word & 0x8080_8080_8080_8080).count_ones());
+        if ends >= left {
+            break;
+        }
+        left -= ends;
+        at += 8;
+    }
+    for (k, &b) in bytes.get(at..)?.iter().enumerate() {
+        if b < 0x80 {
+            left -= 1;
+            if left == 0 {
+                return Some(at + k + 1);
+            }
+        }
+    }
+    None
+}
+
+/// How many varints end in `bytes`.
+fn count_varint_ends(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b < 0x80).count() as u64
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nth_varint_end_matches_a_byte_at_a_time_count() {
+        // Varint ends (< 0x80) at irregular places, across and within 8-byte words.
+        let bytes: Vec<u8> = (0u32..200)
+            .map(|i| if i % 3 == 0 || i % 7 == 0 { 0x05 } else { 0x85 })
+            .collect();
+        let ends: Vec<usize> = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, &b)| b < 0x80)
+            .map(|(k, _)| k + 1)
+            .collect();
+        for (j, &end) in ends.iter().enumerate() {
+            assert_eq!(
+                super::nth_varint_end(&bytes, j as u64 + 1),
+                Some(end),
+                "varint {j}"
+            );
+        }
+        assert_eq!(super::nth_varint_end(&bytes, ends.len() as u64 + 1), None);
+        assert_eq!(super::count_varint_ends(&bytes), ends.len() as u64);
+        assert_eq!(super::nth_varint_end(&[], 1), None);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -14,6 +14,7 @@ const READPATH_EXTERNAL: &[&str] = &[
     "serde",
     "strsim",
     "miniz_oxide",
+    "zlib-rs",
     "crc32fast",
     "rustc-hash",
 ];

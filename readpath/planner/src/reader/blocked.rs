@@ -74,13 +74,13 @@ impl ClickHouseReader {
                 self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
             }
         }
-        self.debug_check_asleep()?;
+        self.debug_check_unwoken()?;
         Ok(self.out.len() > before)
     }
 
     /// Debug builds visit every open unit the walk left asleep: none may have anything to do
     /// (a missing wake-up would otherwise change a run without a trace).
-    fn debug_check_asleep(&mut self) -> Result<(), PlanError> {
+    fn debug_check_unwoken(&mut self) -> Result<(), PlanError> {
         if !cfg!(debug_assertions) {
             return Ok(());
         }

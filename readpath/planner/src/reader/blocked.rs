@@ -78,7 +78,7 @@ impl ClickHouseReader {
         Ok(self.out.len() > before)
     }
 
-    /// Debug builds visit every open unit the walk left asleep: none may have anything to do
+    /// Debug builds visit every open unit the walk left unwoken: none may have anything to do
     /// (a missing wake-up would otherwise change a run without a trace).
     fn debug_check_unwoken(&mut self) -> Result<(), PlanError> {
         if !cfg!(debug_assertions) {
@@ -86,6 +86,9 @@ impl ClickHouseReader {
         }
         let ids = self.units.take_open_ids();
         for &uid in &ids {
+            if self.threads.wake.is_woken(uid) {
+                continue; // woken again during the walk: the next walk visits it
+            }
             let before = self.blocked_fingerprint();
             self.with_unit(uid, |r, u| r.blocked_tasks_of(u))?;
             assert_eq!(
@@ -359,6 +362,11 @@ impl BlockedWake {
                 self.ids.push(uid);
             }
         }
+    }
+
+    /// Whether unit `uid` is woken.
+    fn is_woken(&self, uid: u32) -> bool {
+        self.woken.get(uid as usize).copied().unwrap_or(false)
     }
 
     /// The lowest woken id past `after` (any, if `None`), no longer woken.

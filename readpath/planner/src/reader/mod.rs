@@ -319,10 +319,10 @@ struct Threads {
     decoding_by_unit: Vec<u32>,
     /// Decode tasks holding a thread while their bytes are not in: per unit id, by step.
     /// Changed only through [`Threads::block`] and [`Threads::unblock`], which keep
-    /// `blocked_total`. Per unit, not one map keyed by (unit, step): every pump walks each
-    /// open unit's tasks, and a range seek per unit was about 14% of a run; each unit's tasks
-    /// in a `Vec` sorted by step, not a map, for the same walk (a unit has at most the
-    /// `ColumnData` stage's threads blocked).
+    /// `blocked_total`. Per unit, not one map keyed by (unit, step): the blocked-task pass
+    /// walks a woken unit's tasks, and a range seek per unit was about 14% of a run when every
+    /// pump walked every unit; each unit's tasks in a `Vec` sorted by step, not a map, for the
+    /// same walk (a unit has at most the `ColumnData` stage's threads blocked).
     blocked: Vec<Vec<(u32, blocked::BlockedTask)>>,
     /// Tasks in `blocked`, all units.
     blocked_total: u32,
@@ -431,11 +431,11 @@ struct Units {
     /// Per stream, its open units; the front one is current.
     streams: Vec<VecDeque<u32>>,
     open: Vec<Option<Box<OpenUnit>>>,
-    /// The ids of the open units, sorted: a `Vec`, not a set, because every pump copies it
-    /// several times and units open and close rarely ([`Units::open_id`], [`Units::close_id`]).
+    /// The ids of the open units, sorted: a `Vec`, not a set, because passes copy it to walk
+    /// it and units open and close rarely ([`Units::open_id`], [`Units::close_id`]).
     open_ids: Vec<u32>,
-    /// A buffer reused by the passes over `open_ids` that run on every pump (a pass may open
-    /// or close units, so it walks a copy); [`Units::take_open_ids`].
+    /// A buffer reused by the passes over `open_ids` or `queued` (a pass may open or close
+    /// units, so it walks a copy); [`Units::take_open_ids`].
     open_ids_scratch: Vec<u32>,
     /// Units whose planning queue may hold reads, sorted: every unit with a non-empty queue
     /// is in it (added at each push, dropped when the issue pass finds its queue empty), so

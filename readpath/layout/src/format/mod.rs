@@ -255,16 +255,17 @@ fn inflate(stored: &[u8], decoded_len: u64) -> Result<Vec<u8>, FormatError> {
     let bound = (stored.len() as u64)
         .saturating_mul(MAX_DEFLATE_RATIO)
         .saturating_add(1024);
+    let too_long = || FormatError::Decompress {
+        detail: format!(
+            "the header (bytes 16..24) states {decoded_len} decoded bytes, more than DEFLATE \
+             can expand {} stored bytes to (at most {bound}) or this machine can address",
+            stored.len()
+        ),
+    };
     if decoded_len > bound {
-        return Err(FormatError::DecodedLength {
-            stated: decoded_len,
-            actual: bound,
-        });
+        return Err(too_long());
     }
-    let len = usize::try_from(decoded_len).map_err(|_| FormatError::DecodedLength {
-        stated: decoded_len,
-        actual: 0,
-    })?;
+    let len = usize::try_from(decoded_len).map_err(|_| too_long())?;
     let mut out = vec![0u8; len];
     // Negative window bits: raw DEFLATE, no zlib header (as the writer stores it).
     let config = zlib_rs::InflateConfig { window_bits: -15 };
@@ -1307,6 +1308,9 @@ fn count_varint_ends(bytes: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
     #[test]
     fn nth_varint_end_matches_a_byte_at_a_time_count() {
         // Varint ends (< 0x80) at irregular places, across and within 8-byte words.
@@ -1321,18 +1325,23 @@ mod tests {
             .collect();
         for (j, &end) in ends.iter().enumerate() {
             assert_eq!(
-                super::nth_varint_end(&bytes, j as u64 + 1),
+                nth_varint_end(&bytes, j as u64 + 1),
                 Some(end),
                 "varint {j}"
             );
         }
-        assert_eq!(super::nth_varint_end(&bytes, ends.len() as u64 + 1), None);
-        assert_eq!(super::count_varint_ends(&bytes), ends.len() as u64);
-        assert_eq!(super::nth_varint_end(&[], 1), None);
+        assert_eq!(nth_varint_end(&bytes, ends.len() as u64 + 1), None);
+        assert_eq!(count_varint_ends(&bytes), ends.len() as u64);
+        assert_eq!(nth_varint_end(&[], 1), None);
     }
 
-    use super::*;
-    use proptest::prelude::*;
+    #[test]
+    fn a_stated_length_deflate_cannot_reach_is_refused_before_allocating() {
+        let stored = miniz_oxide::deflate::compress_to_vec(b"abc", 6);
+        assert_eq!(inflate(&stored, 3).unwrap(), b"abc");
+        let err = inflate(&stored, u64::MAX / 2).unwrap_err().to_string();
+        assert!(err.contains("more than DEFLATE can expand"), "{err}");
+    }
 
     fn chunk(start: u64, len: u64) -> ColumnChunk {
         ColumnChunk {

@@ -83,10 +83,15 @@ pub struct Step {
     pub rg: u32,
     /// What it does.
     pub kind: StepKind,
-    /// Entries it needs (indexes into [`FilePlan::entries`], sorted, unique).
-    pub entries: Vec<u32>,
-    /// Steps that must be finished before this one may start.
-    pub deps: Vec<u32>,
+    /// Entries it needs (indexes into [`FilePlan::entries`], sorted, unique): read them with
+    /// [`FilePlan::entries_of`].
+    pub entries: ListSpan,
+    /// Steps that must be finished before this one may start: read them with
+    /// [`FilePlan::deps_of`].
+    pub deps: ListSpan,
+    /// The steps that name this one in their deps, in step order: read them with
+    /// [`FilePlan::dependents_of`].
+    pub dependents: ListSpan,
     /// Compressed bytes decoded (page steps).
     pub compressed_bytes: u64,
     /// Decoded bytes produced (page steps).
@@ -105,6 +110,32 @@ impl Step {
     /// asserts it in debug builds).
     pub fn decode_order(&self) -> (bool, u32) {
         (self.kind.decodes(), self.kind.subgroup())
+    }
+}
+
+/// Where one step's list (its entries or its deps) lies in [`FilePlan::step_lists`]. The lists
+/// of every step share one vector: a `Vec` each was three allocations a step, a tenth of
+/// planning a file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ListSpan {
+    start: u32,
+    len: u32,
+}
+
+impl ListSpan {
+    fn range(self) -> Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+
+    /// Appends `items`, then `extra`, to `list`: their span.
+    fn append(list: &mut Vec<u32>, items: &[u32], extra: Option<u32>) -> ListSpan {
+        let start = u32_of(list.len());
+        list.extend_from_slice(items);
+        list.extend(extra);
+        ListSpan {
+            start,
+            len: u32_of(list.len()) - start,
+        }
     }
 }
 
@@ -137,6 +168,49 @@ pub struct FilePlan {
     pub row_groups: Vec<RowGroupPlan>,
     /// All steps, row group by row group, each row group's in the order above.
     pub steps: Vec<Step>,
+    /// Every step's entries and deps ([`ListSpan`]).
+    pub step_lists: Vec<u32>,
+    /// The entries of each whole chunk ([`Entry::whole_chunk`]), in offset order: those of
+    /// chunk `w` are `whole_chunk_lists[whole_chunk_starts[w]..whole_chunk_starts[w + 1]]`.
+    pub whole_chunk_starts: Vec<u32>,
+    /// See `whole_chunk_starts`.
+    pub whole_chunk_lists: Vec<u32>,
+}
+
+impl FilePlan {
+    /// The entries `step` needs (indexes into [`FilePlan::entries`], sorted, unique).
+    pub fn entries_of(&self, step: &Step) -> &[u32] {
+        self.step_lists
+            .get(step.entries.range())
+            .unwrap_or_default()
+    }
+
+    /// The steps that must be finished before `step` may start.
+    pub fn deps_of(&self, step: &Step) -> &[u32] {
+        self.step_lists.get(step.deps.range()).unwrap_or_default()
+    }
+
+    /// The entries of whole chunk `w` (the pages of one chunk too short to split), in offset
+    /// order; none for `w` 0.
+    pub fn whole_chunk_entries(&self, w: u32) -> &[u32] {
+        let w = w as usize;
+        let (Some(&lo), Some(&hi)) = (
+            self.whole_chunk_starts.get(w),
+            self.whole_chunk_starts.get(w + 1),
+        ) else {
+            return &[];
+        };
+        self.whole_chunk_lists
+            .get(lo as usize..hi as usize)
+            .unwrap_or_default()
+    }
+
+    /// The steps whose deps name `step`, in step order.
+    pub fn dependents_of(&self, step: &Step) -> &[u32] {
+        self.step_lists
+            .get(step.dependents.range())
+            .unwrap_or_default()
+    }
 }
 
 /// What shapes a plan, resolved from the query and the strategy.
@@ -268,8 +342,9 @@ struct Candidate {
 
 struct Builder {
     candidates: Vec<Candidate>,
-    /// Per step, its candidate indexes (mapped to entries at the end).
-    step_candidates: Vec<Vec<u32>>,
+    /// Per step, its candidate indexes in `candidate_lists` (mapped to entries at the end).
+    step_candidates: Vec<ListSpan>,
+    candidate_lists: Vec<u32>,
     next_group: u32,
 }
 
@@ -356,6 +431,8 @@ struct FilePlanner<'a> {
     read_columns: Vec<u32>,
     b: Builder,
     steps: Vec<Step>,
+    /// The steps' deps as they are planned; their entries join at the end.
+    step_lists: Vec<u32>,
     row_groups: Vec<RowGroupPlan>,
 }
 
@@ -398,6 +475,15 @@ struct PageStep {
     decoded_bytes: u64,
 }
 
+impl PageStep {
+    /// Empty, keeping the buffer.
+    fn clear(&mut self) {
+        self.candidates.clear();
+        self.compressed_bytes = 0;
+        self.decoded_bytes = 0;
+    }
+}
+
 impl<'a> FilePlanner<'a> {
     fn new(file: &'a FileLayout, input: &'a PlanInput<'a>) -> FilePlanner<'a> {
         let mut read_columns: Vec<u32> = input.prewhere_columns.to_vec();
@@ -414,9 +500,11 @@ impl<'a> FilePlanner<'a> {
             b: Builder {
                 candidates: Vec::new(),
                 step_candidates: Vec::new(),
+                candidate_lists: Vec::new(),
                 next_group: 0,
             },
             steps: Vec::new(),
+            step_lists: Vec::new(),
             row_groups: Vec::new(),
         }
     }
@@ -426,19 +514,32 @@ impl<'a> FilePlanner<'a> {
         ByteRange::new(r.start.min(end), r.end.min(end))
     }
 
-    fn push_step(&mut self, rg: Rg<'_>, kind: StepKind, cands: Vec<u32>, deps: Vec<u32>) -> u32 {
-        debug_assert!(deps.iter().all(|&d| (d as usize) < self.steps.len()));
+    /// A step of `kind` needing candidates `cands`, after steps `deps` and `after`.
+    fn push_step(
+        &mut self,
+        rg: Rg<'_>,
+        kind: StepKind,
+        cands: &[u32],
+        (deps, after): (&[u32], Option<u32>),
+    ) -> u32 {
+        debug_assert!(deps
+            .iter()
+            .chain(&after)
+            .all(|&d| (d as usize) < self.steps.len()));
+        let deps = ListSpan::append(&mut self.step_lists, deps, after);
         self.steps.push(Step {
             rg: rg.pos,
             kind,
-            entries: Vec::new(),
+            entries: ListSpan::default(),
             deps,
+            dependents: ListSpan::default(),
             compressed_bytes: 0,
             decoded_bytes: 0,
             rows: 0,
             deliver_rows: 0,
             ends_subgroup: false,
         });
+        let cands = ListSpan::append(&mut self.b.candidate_lists, cands, None);
         self.b.step_candidates.push(cands);
         debug_assert_eq!(self.steps.len(), self.b.step_candidates.len());
         u32_of(self.steps.len() - 1)
@@ -515,11 +616,9 @@ impl<'a> FilePlanner<'a> {
             self.bloom_blocks(rg, c, loc, &mut blocks);
         }
         let header_step = (!headers.is_empty())
-            .then(|| self.push_step(rg, StepKind::BloomHeader, headers, Vec::new()));
-        let blocks_step = (!blocks.is_empty()).then(|| {
-            let deps = header_step.into_iter().collect();
-            self.push_step(rg, StepKind::BloomBlocks, blocks, deps)
-        });
+            .then(|| self.push_step(rg, StepKind::BloomHeader, &headers, (&[], None)));
+        let blocks_step = (!blocks.is_empty())
+            .then(|| self.push_step(rg, StepKind::BloomBlocks, &blocks, (&[], header_step)));
         (header_step, blocks_step)
     }
 
@@ -578,16 +677,12 @@ impl<'a> FilePlanner<'a> {
         if ranges.is_empty() {
             return None;
         }
-        let dicts = ranges
+        let dicts: Vec<u32> = ranges
             .into_iter()
             .map(|r| self.b.add(r, 0, ReadKind::Dictionary))
             .collect();
-        let deps = if self.input.planned {
-            Vec::new()
-        } else {
-            header.into_iter().collect()
-        };
-        Some(self.push_step(rg, StepKind::Dictionary, dicts, deps))
+        let after = if self.input.planned { None } else { header };
+        Some(self.push_step(rg, StepKind::Dictionary, &dicts, (&[], after)))
     }
 
     /// Column indexes (condition columns) and offset indexes (columns read): (the step,
@@ -627,12 +722,13 @@ impl<'a> FilePlanner<'a> {
         if idx.is_empty() {
             return (None, column_index_present);
         }
-        let deps = if input.planned {
-            Vec::new()
+        let (first, second) = if input.planned {
+            (None, None)
         } else {
-            bloom_decision.into_iter().chain(dictionary).collect()
+            (bloom_decision, dictionary)
         };
-        let step = self.push_step(rg, StepKind::Indexes, idx, deps);
+        let deps: &[u32] = first.as_slice();
+        let step = self.push_step(rg, StepKind::Indexes, &idx, (deps, second));
         (Some(step), column_index_present)
     }
 
@@ -673,18 +769,15 @@ impl<'a> FilePlanner<'a> {
             return Vec::new();
         }
         match ch.pages(self.file).filter(|_| self.input.use_offset_index) {
-            Some(pages) => {
-                let list: Vec<_> = pages.iter().collect();
-                list.iter()
-                    .enumerate()
-                    .map(|(i, p)| {
-                        let end_row = list
-                            .get(i + 1)
-                            .map_or(rows, |n| n.first_row_index.min(rows));
-                        (p.first_row_index.min(rows), end_row, self.clip(p.range()))
-                    })
-                    .collect()
-            }
+            Some(pages) => (0..pages.len())
+                .filter_map(|i| {
+                    let p = pages.get(i)?;
+                    let end_row = pages
+                        .get(i + 1)
+                        .map_or(rows, |n| n.first_row_index.min(rows));
+                    Some((p.first_row_index.min(rows), end_row, self.clip(p.range())))
+                })
+                .collect(),
             None => vec![(0, rows, self.clip(ch.data_pages()))],
         }
     }
@@ -754,6 +847,8 @@ impl<'a> FilePlanner<'a> {
             .collect();
         let mut subgroups = 0;
         let mut previous_last: Option<u32> = None;
+        // One pair of candidate buffers for every subgroup of the row group.
+        let (mut pw, mut main) = (PageStep::default(), PageStep::default());
         for k in 0..rows.div_ceil(sub_rows) {
             let lo = k * sub_rows;
             let hi = ((k + 1) * sub_rows).min(rows);
@@ -762,19 +857,18 @@ impl<'a> FilePlanner<'a> {
                 continue;
             }
             let pass_rows = slices.count_rows(&slices.pass, lo, hi);
-            let (pw, main) =
-                self.subgroup_pages(rg, &mut pages, slices, lo..hi, (kept_rows, pass_rows));
-            let deps: Vec<u32> = match previous_last {
-                Some(p) if self.input.sequential_subgroups => {
-                    stage_deps.iter().copied().chain([p]).collect()
-                }
-                _ => stage_deps.clone(),
-            };
+            pw.clear();
+            main.clear();
+            let steps = (&mut pw, &mut main);
+            let counts = (kept_rows, pass_rows);
+            self.subgroup_pages(rg, &mut pages, slices, lo..hi, counts, steps);
+            let after = previous_last.filter(|_| self.input.sequential_subgroups);
             let rows = SubgroupRows {
                 kept: kept_rows,
                 pass: pass_rows,
             };
-            let Some(last) = self.push_subgroup(rg, subgroups, pw, main, deps, rows) else {
+            let deps = (stage_deps.as_slice(), after);
+            let Some(last) = self.push_subgroup(rg, subgroups, (&pw, &main), deps, rows) else {
                 continue;
             };
             previous_last = Some(last);
@@ -783,9 +877,10 @@ impl<'a> FilePlanner<'a> {
         subgroups
     }
 
-    /// Subgroup `rows`' pages of every column: (PREWHERE step, main step). A PREWHERE column
-    /// reads the pages of rows page pruning kept, the others those PREWHERE passed; a chunk's
-    /// dictionary (when not an early stage) goes with its first page read.
+    /// Subgroup `rows`' pages of every column, into (PREWHERE step, main step), both empty
+    /// before. A PREWHERE column reads the pages of rows page pruning kept, the others those
+    /// PREWHERE passed; a chunk's dictionary (when not an early stage) goes with its first page
+    /// read.
     fn subgroup_pages(
         &mut self,
         rg: Rg<'_>,
@@ -793,10 +888,9 @@ impl<'a> FilePlanner<'a> {
         slices: &Slices,
         rows: Range<u64>,
         (kept_rows, pass_rows): (u64, u64),
-    ) -> (PageStep, PageStep) {
+        (pw, main): (&mut PageStep, &mut PageStep),
+    ) {
         let (lo, hi) = (rows.start, rows.end);
-        let mut pw = PageStep::default();
-        let mut main = PageStep::default();
         for (ci, (c, column, group, is_pw)) in pages.columns.iter().enumerate() {
             let ps = if *is_pw { &slices.kept } else { &slices.pass };
             let mut p = pages.cursors.get(ci).copied().unwrap_or(0);
@@ -806,7 +900,7 @@ impl<'a> FilePlanner<'a> {
             if let Some(cur) = pages.cursors.get_mut(ci) {
                 *cur = p;
             }
-            let target = if *is_pw { &mut pw } else { &mut main };
+            let target = if *is_pw { &mut *pw } else { &mut *main };
             for &(a, z, range) in column.get(p..).unwrap_or_default() {
                 if a >= hi {
                     break;
@@ -842,7 +936,6 @@ impl<'a> FilePlanner<'a> {
             target.decoded_bytes +=
                 narrow::<u128, u64>(uncompressed as u128 * col_rows as u128 / rg.rows() as u128);
         }
-        (pw, main)
     }
 
     /// Pushes subgroup `sub`'s PREWHERE and main steps (those with work); returns its last
@@ -851,9 +944,8 @@ impl<'a> FilePlanner<'a> {
         &mut self,
         rg: Rg<'_>,
         sub: u32,
-        pw: PageStep,
-        main: PageStep,
-        deps: Vec<u32>,
+        (pw, main): (&PageStep, &PageStep),
+        deps: (&[u32], Option<u32>),
         rows: SubgroupRows,
     ) -> Option<u32> {
         let input = self.input;
@@ -863,16 +955,16 @@ impl<'a> FilePlanner<'a> {
             .all(|c| input.prewhere_columns.contains(c));
         let mut last = None;
         if !pw.candidates.is_empty() {
-            let s = self.push_step(rg, StepKind::Prewhere(sub), pw.candidates, deps.clone());
+            let s = self.push_step(rg, StepKind::Prewhere(sub), &pw.candidates, deps);
             self.set_decode(s, pw.compressed_bytes, pw.decoded_bytes, rows.kept);
             last = Some(s);
         }
         if !main.candidates.is_empty() && rows.pass > 0 {
             let deps = match last {
-                Some(p) => vec![p],
+                Some(p) => (&[][..], Some(p)),
                 None => deps,
             };
-            let s = self.push_step(rg, StepKind::Main(sub), main.candidates, deps);
+            let s = self.push_step(rg, StepKind::Main(sub), &main.candidates, deps);
             self.set_decode(s, main.compressed_bytes, main.decoded_bytes, rows.pass);
             last = Some(s);
         }
@@ -899,16 +991,22 @@ impl<'a> FilePlanner<'a> {
         let FilePlanner {
             b,
             mut steps,
+            mut step_lists,
             row_groups,
             ..
         } = self;
         let (entries, map) = merge_candidates(&b.candidates);
         let mut entry_consumers = vec![0u32; entries.len()];
+        step_lists.reserve(b.candidate_lists.len());
+        let mut e: Vec<u32> = Vec::new();
         for (step, cands) in steps.iter_mut().zip(&b.step_candidates) {
-            let mut e: Vec<u32> = cands
-                .iter()
-                .filter_map(|&c| map.get(c as usize).copied().flatten())
-                .collect();
+            let cands = b.candidate_lists.get(cands.range()).unwrap_or_default();
+            e.clear();
+            e.extend(
+                cands
+                    .iter()
+                    .filter_map(|&c| map.get(c as usize).copied().flatten()),
+            );
             e.sort_unstable();
             e.dedup();
             for &i in &e {
@@ -916,8 +1014,10 @@ impl<'a> FilePlanner<'a> {
                     *n += 1;
                 }
             }
-            step.entries = e;
+            step.entries = ListSpan::append(&mut step_lists, &e, None);
         }
+        add_dependents(&mut steps, &mut step_lists);
+        let (whole_chunk_starts, whole_chunk_lists) = whole_chunks(&entries);
         debug_assert!(entries
             .windows(2)
             .all(|w| w[0].range.end <= w[1].range.start));
@@ -926,6 +1026,9 @@ impl<'a> FilePlanner<'a> {
             entry_consumers,
             row_groups,
             steps,
+            step_lists,
+            whole_chunk_starts,
+            whole_chunk_lists,
         }
     }
 }
@@ -1019,6 +1122,93 @@ impl Slices {
         }
         total
     }
+}
+
+/// The entries of each whole chunk, by chunk id, as (starts, lists): see
+/// [`FilePlan::whole_chunk_starts`]. Chunk 0 (no whole chunk) has none.
+fn whole_chunks(entries: &[Entry]) -> (Vec<u32>, Vec<u32>) {
+    let Some(max) = entries
+        .iter()
+        .map(|e| e.whole_chunk)
+        .max()
+        .filter(|&m| m > 0)
+    else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut starts = vec![0u32; max as usize + 2];
+    for e in entries.iter().filter(|e| e.whole_chunk != 0) {
+        if let Some(n) = starts.get_mut(e.whole_chunk as usize + 1) {
+            *n += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        let before = starts.get(i - 1).copied().unwrap_or(0);
+        if let Some(n) = starts.get_mut(i) {
+            *n += before;
+        }
+    }
+    let mut placed = starts.clone();
+    let mut lists = vec![0u32; entries.len()];
+    for (i, e) in entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.whole_chunk != 0)
+    {
+        if let Some(at) = placed.get_mut(e.whole_chunk as usize) {
+            if let Some(slot) = lists.get_mut(*at as usize) {
+                *slot = u32_of(i);
+            }
+            *at += 1;
+        }
+    }
+    lists.truncate(starts.last().copied().unwrap_or(0) as usize);
+    (starts, lists)
+}
+
+/// Gives each step the list of steps whose deps name it, in step order, at the end of
+/// `lists` (which holds every step's deps).
+fn add_dependents(steps: &mut [Step], lists: &mut Vec<u32>) {
+    let mut count = vec![0u32; steps.len()];
+    for s in steps.iter() {
+        for &d in lists.get(s.deps.range()).unwrap_or_default() {
+            if let Some(n) = count.get_mut(d as usize) {
+                *n += 1;
+            }
+        }
+    }
+    // Each step's span, laid out in step order after the lists already there.
+    let mut next = u32_of(lists.len());
+    for (s, &n) in steps.iter_mut().zip(&count) {
+        s.dependents = ListSpan {
+            start: next,
+            len: n,
+        };
+        next += n;
+    }
+    lists.resize(next as usize, 0);
+    // `count` now counts each step's dependents placed so far.
+    count.fill(0);
+    for i in 0..steps.len() {
+        let Some(deps) = steps.get(i).map(|s| s.deps.range()) else {
+            break;
+        };
+        for k in deps {
+            let Some(&d) = lists.get(k) else { continue };
+            let (Some(target), Some(placed)) = (steps.get(d as usize), count.get_mut(d as usize))
+            else {
+                continue;
+            };
+            let at = (target.dependents.start + *placed) as usize;
+            *placed += 1;
+            if let Some(slot) = lists.get_mut(at) {
+                *slot = u32_of(i);
+            }
+        }
+    }
+    debug_assert!(steps
+        .iter()
+        .zip(&count)
+        .all(|(s, &n)| s.dependents.len == n));
 }
 
 /// Sorts candidates and merges overlapping ones (touching ones stay apart); returns the
@@ -1184,13 +1374,70 @@ pub(crate) mod tests {
             .iter()
             .filter(|s| matches!(s.kind, StepKind::Main(_)))
         {
-            let dep = s.deps[0] as usize;
+            let dep = plan.deps_of(s)[0] as usize;
             assert!(
                 matches!(plan.steps[dep].kind, StepKind::Prewhere(n) if n == s.kind.subgroup())
             );
         }
         let rows: u64 = plan.steps.iter().map(|s| s.deliver_rows).sum();
         assert!(rows < t.files[0].num_rows());
+    }
+
+    #[test]
+    fn whole_chunk_lists_hold_each_chunks_entries_in_offset_order() {
+        let entry = |start: u64, whole_chunk: u32| Entry {
+            range: ByteRange::new(start, start + 10),
+            group: 0,
+            whole_chunk,
+            kind: ReadKind::DataPages,
+        };
+        let entries = [
+            entry(0, 2),
+            entry(10, 0),
+            entry(20, 2),
+            entry(30, 4),
+            entry(40, 2),
+        ];
+        let (starts, lists) = whole_chunks(&entries);
+        let plan = FilePlan {
+            whole_chunk_starts: starts,
+            whole_chunk_lists: lists,
+            ..FilePlan::default()
+        };
+        assert_eq!(plan.whole_chunk_entries(2), [0, 2, 4]);
+        assert_eq!(plan.whole_chunk_entries(4), [3]);
+        assert!(plan.whole_chunk_entries(0).is_empty());
+        assert!(plan.whole_chunk_entries(3).is_empty());
+        assert!(plan.whole_chunk_entries(99).is_empty());
+        assert_eq!(whole_chunks(&[entry(0, 0)]), (Vec::new(), Vec::new()));
+    }
+
+    #[test]
+    fn each_steps_dependents_are_the_steps_whose_deps_name_it_in_step_order() {
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 3,
+            columns: 3,
+            pages: 6,
+            bloom: true,
+            ..TableShape::default()
+        });
+        let mut q = input(&[0, 1, 2], 0..3);
+        q.prewhere_columns = &[0];
+        q.prewhere_selectivity = 0.5;
+        q.bloom_columns = &[1];
+        q.sequential_subgroups = true;
+        let plan = plan_file(&t.files[0], &q);
+        let mut expected: Vec<Vec<u32>> = vec![Vec::new(); plan.steps.len()];
+        for (i, s) in plan.steps.iter().enumerate() {
+            for &d in plan.deps_of(s) {
+                expected[d as usize].push(u32_of(i));
+            }
+        }
+        assert!(expected.iter().filter(|d| !d.is_empty()).count() > 3);
+        for (s, want) in plan.steps.iter().zip(&expected) {
+            assert_eq!(plan.dependents_of(s), want.as_slice());
+        }
     }
 
     #[test]
@@ -1217,10 +1464,11 @@ pub(crate) mod tests {
                 StepKind::Indexes
             ]
         );
-        assert_eq!(coupled.steps[3].deps, vec![1, 2]);
+        assert_eq!(coupled.deps_of(&coupled.steps[3]), [1, 2]);
         q.planned = true;
         let planned = plan_file(&t.files[0], &q);
-        assert!(planned.steps[2].deps.is_empty() && planned.steps[3].deps.is_empty());
+        assert!(planned.deps_of(&planned.steps[2]).is_empty());
+        assert!(planned.deps_of(&planned.steps[3]).is_empty());
         assert_eq!(planned.row_groups[0].bloom_decision_step, Some(1));
     }
 }

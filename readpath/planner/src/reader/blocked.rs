@@ -255,7 +255,7 @@ impl ClickHouseReader {
         // The first of the step's reads (each entry's own, then its extra ones) that waits in
         // the IO pool; found without collecting them (this ran on nearly every event).
         let pool = &self.io.pool;
-        let waiting = plan_step.entries.iter().find_map(|&e| {
+        let waiting = u.plan.entries_of(plan_step).iter().find_map(|&e| {
             let own = u.entry_read.get(e as usize).copied().flatten();
             let extra = u.extra_reads.get(&e).into_iter().flatten().copied();
             own.into_iter().chain(extra).find(|id| pool.is_waiting(*id))

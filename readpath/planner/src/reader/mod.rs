@@ -22,6 +22,7 @@ mod invariants;
 mod reads;
 mod steps;
 mod units;
+mod waiters;
 
 use crate::types::{
     Action, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, FileCache, Object,
@@ -65,7 +66,6 @@ struct StepState {
     status: StepStatus,
     unmet: u32,
     pending: u32,
-    dependents: Vec<u32>,
     /// Coupled mode: the step's memory charge, held until it finishes.
     charge: Option<Charge>,
 }
@@ -107,9 +107,9 @@ struct OpenUnit {
     /// the rest in `extra_reads`.
     entry_read: Vec<Option<u64>>,
     extra_reads: BTreeMap<u32, Vec<u64>>,
-    /// The started steps waiting for each entry, by entry index (an empty `Vec` holds no
-    /// memory): looked up on nearly every event.
-    waiters: Vec<Vec<u32>>,
+    /// The started steps waiting for each entry, by entry index: looked up on nearly every
+    /// event.
+    waiters: waiters::Waiters,
     lazy: Option<LazyCoalescer>,
     steps: Vec<StepState>,
     cursor: usize,
@@ -124,37 +124,6 @@ struct OpenUnit {
     local_waiting: VecDeque<u64>,
     reads_running: u32,
     reads_alive: u32,
-    /// By whole chunk id (a coalescing-group id, so dense), its entries; built on first use
-    /// ([`whole_chunk_entries`]).
-    whole_chunks: Option<Vec<Vec<u32>>>,
-}
-
-/// The entries of whole chunk `w` (the pages of one chunk too short to split), in offset
-/// order, from a unit's index of them (`OpenUnit::whole_chunks`), built on first use. Takes the
-/// fields, not the unit, so that the caller may read the unit's entry states meanwhile.
-fn whole_chunk_entries<'a>(
-    index: &'a mut Option<Vec<Vec<u32>>>,
-    plan: &FilePlan,
-    w: u32,
-) -> &'a [u32] {
-    index
-        .get_or_insert_with(|| {
-            let mut by_chunk: Vec<Vec<u32>> = Vec::new();
-            for (i, e) in plan.entries.iter().enumerate() {
-                let w = e.whole_chunk as usize;
-                if w != 0 {
-                    if by_chunk.len() <= w {
-                        by_chunk.resize_with(w + 1, Vec::new);
-                    }
-                    if let Some(entries) = by_chunk.get_mut(w) {
-                        entries.push(u32_of(i));
-                    }
-                }
-            }
-            by_chunk
-        })
-        .get(w as usize)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// Who a read is for. Iceberg metadata reads belong to no unit and no stream.

@@ -91,8 +91,8 @@ impl ClickHouseReader {
             let bytes: u64 = if plan_step.kind.decodes() {
                 plan_step.compressed_bytes
             } else {
-                plan_step
-                    .entries
+                u.plan
+                    .entries_of(plan_step)
                     .iter()
                     .filter_map(|&e| u.plan.entries.get(e as usize))
                     .map(|e| e.range.len())
@@ -160,7 +160,7 @@ impl ClickHouseReader {
                 self.threads.wake.wake(u.id);
             }
             let mut pending = 0;
-            for &e in &plan_step.entries {
+            for &e in u.plan.entries_of(plan_step) {
                 let ei = e as usize;
                 if let Some(counted) = u.entry_counted.get_mut(ei) {
                     if !*counted {
@@ -173,15 +173,11 @@ impl ClickHouseReader {
                     Some(EntryState::Ready) | None => {}
                     Some(EntryState::Requested) => {
                         pending += 1;
-                        if let Some(w) = u.waiters.get_mut(ei) {
-                            w.push(s);
-                        }
+                        u.waiters.push(ei, s);
                     }
                     Some(EntryState::Idle) => {
                         pending += 1;
-                        if let Some(w) = u.waiters.get_mut(ei) {
-                            w.push(s);
-                        }
+                        u.waiters.push(ei, s);
                         to_read.push(e);
                         let key = (plan_step.rg, plan_step.kind.subgroup());
                         let o = owner.entry(e).or_insert(key);
@@ -239,7 +235,7 @@ impl ClickHouseReader {
         let requested = to_read.len();
         for (w, earliest) in chunks {
             let key = earliest.unwrap_or((0, 0));
-            for &e in whole_chunk_entries(&mut u.whole_chunks, &u.plan, w) {
+            for &e in u.plan.whole_chunk_entries(w) {
                 let idle = u.entry_state.get(e as usize) == Some(&EntryState::Idle);
                 if idle && to_read[..requested].binary_search(&e).is_err() {
                     to_read.push(e);
@@ -267,12 +263,12 @@ impl ClickHouseReader {
                 if let Some(st) = u.entry_state.get_mut(ei) {
                     *st = EntryState::Ready;
                 }
-                let waiting = u
-                    .waiters
-                    .get_mut(ei)
-                    .map(std::mem::take)
-                    .unwrap_or_default();
-                for s in waiting {
+                // Ready now, so no step waits for it again while its waiters are read.
+                let (first, count) = u.waiters.take(ei);
+                for slot in first..first + count {
+                    let Some(s) = u.waiters.get(slot) else {
+                        continue;
+                    };
                     let Some(state) = u.steps.get_mut(s as usize) else {
                         continue;
                     };
@@ -328,7 +324,7 @@ impl ClickHouseReader {
         let Some(step) = plan.steps.get(s as usize) else {
             return Ok(());
         };
-        for &e in &step.entries {
+        for &e in plan.entries_of(step) {
             let Some(n) = u.entry_consumers.get_mut(e as usize) else {
                 continue;
             };
@@ -374,7 +370,8 @@ impl ClickHouseReader {
         }
         state.status = StepStatus::Finished;
         let charge = state.charge.take();
-        let dependents = state.dependents.clone();
+        // The plan is shared: holding it (not a copy of the step's dependents) frees `u`.
+        let plan = Arc::clone(&u.plan);
         self.unblock(u.id, s);
         if let Some(c) = charge {
             self.release_charge(c)?;
@@ -402,7 +399,8 @@ impl ClickHouseReader {
             self.drop_row_group(u, rg)?;
         } else {
             let dropped = u.rgs.get(rg).is_some_and(|r| r.dropped);
-            for d in dependents {
+            let dependents = plan.steps.get(s as usize).map(|p| plan.dependents_of(p));
+            for &d in dependents.unwrap_or_default() {
                 let Some(st) = u.steps.get_mut(d as usize) else {
                     continue;
                 };

@@ -104,24 +104,16 @@ impl ClickHouseReader {
             v
         };
         let n_entries = plan.entries.len();
-        let mut steps: Vec<StepState> = plan
+        let steps: Vec<StepState> = plan
             .steps
             .iter()
             .map(|s| StepState {
                 status: StepStatus::Waiting,
-                unmet: u32_of(s.deps.len()),
+                unmet: u32_of(plan.deps_of(s).len()),
                 pending: 0,
-                dependents: Vec::new(),
                 charge: None,
             })
             .collect();
-        for (i, s) in plan.steps.iter().enumerate() {
-            for &d in &s.deps {
-                if let Some(st) = steps.get_mut(d as usize) {
-                    st.dependents.push(u32_of(i));
-                }
-            }
-        }
         let rgs: Vec<RgState> = plan
             .row_groups
             .iter()
@@ -166,7 +158,7 @@ impl ClickHouseReader {
             entry_consumers: plan.entry_consumers.clone(),
             entry_read: vec![None; n_entries],
             extra_reads: BTreeMap::new(),
-            waiters: vec![Vec::new(); n_entries],
+            waiters: waiters::Waiters::new(&plan.entry_consumers),
             lazy,
             steps,
             cursor: 0,
@@ -179,7 +171,6 @@ impl ClickHouseReader {
             local_waiting: VecDeque::new(),
             reads_running: 0,
             reads_alive: 0,
-            whole_chunks: None,
             plan,
         };
         if let Some(s) = self.units.streams.get_mut(stream) {

@@ -18,6 +18,7 @@ use crate::query::QuerySpec;
 use crate::strategy::{Family, FooterRead, Strategy};
 mod blocked;
 mod decode;
+mod id_set;
 mod invariants;
 mod reads;
 mod steps;
@@ -272,6 +273,16 @@ impl Io {
 /// the read serving it is that subgroup's (`rustc_hash` has no random state).
 type Owners = rustc_hash::FxHashMap<u32, (u32, u32)>;
 
+/// `start_steps`'s buffers, kept between calls (emptied, with their capacity) so that starting
+/// steps allocates nothing once they have grown: the entries to read, who each is read for,
+/// the steps ready at once.
+#[derive(Debug, Default)]
+struct StartScratch {
+    to_read: Vec<u32>,
+    owner: Owners,
+    ready_now: Vec<u32>,
+}
+
 /// The parsing threads: decodes, inline reads on threads of their own, blocked decode tasks.
 struct Threads {
     /// Decodes running plus inline reads that hold a thread of their own.
@@ -412,13 +423,15 @@ struct Units {
     /// visits on `fs-cache-cold`).
     queued: Vec<u32>,
     /// Units whose cursor may advance.
-    dirty: BTreeSet<u32>,
+    dirty: id_set::IdSet,
     /// (unit, step) that may start now (eligible-driven).
     eligible: Vec<(u32, u32)>,
+    /// A buffer for one unit's batch of `eligible`, reused by every pump.
+    batch_scratch: Vec<u32>,
     /// Steps the Compressed pool refused (stage-driven): eligible again when memory frees.
     parked: Vec<(u32, u32)>,
     /// Units whose next step memory refused (coupled): dirty again when memory frees.
-    memory_blocked: BTreeSet<u32>,
+    memory_blocked: id_set::IdSet,
 }
 
 impl Units {
@@ -507,6 +520,8 @@ pub(crate) struct ClickHouseReader {
     needed: Vec<crate::needed::NeededRange>,
     /// Files whose footer is already in `needed` (buckets of a file share it).
     footers_noted: BTreeSet<FileIndex>,
+    /// See [`StartScratch`]; empty between calls.
+    start_scratch: StartScratch,
 }
 
 /// Takes one from a counter that cannot be 0 here: every decrement pairs with an earlier
@@ -699,10 +714,11 @@ impl ClickHouseReader {
             open_ids: Vec::new(),
             open_ids_scratch: Vec::new(),
             queued: Vec::new(),
-            dirty: BTreeSet::new(),
+            dirty: id_set::IdSet::default(),
             eligible: Vec::new(),
+            batch_scratch: Vec::new(),
             parked: Vec::new(),
-            memory_blocked: BTreeSet::new(),
+            memory_blocked: id_set::IdSet::default(),
         };
         Ok(ClickHouseReader {
             table,
@@ -729,6 +745,7 @@ impl ClickHouseReader {
             plans: None,
             needed: Vec::new(),
             footers_noted: BTreeSet::new(),
+            start_scratch: StartScratch::default(),
         })
     }
 
@@ -1119,31 +1136,33 @@ impl ClickHouseReader {
                 // Units whose next step memory refused may go on now.
                 self.memory_freed = false;
                 self.threads.scan_needed = true;
-                let blocked = std::mem::take(&mut self.units.memory_blocked);
-                self.units.dirty.extend(blocked);
+                self.units.dirty.append(&mut self.units.memory_blocked);
                 let parked = std::mem::take(&mut self.units.parked);
                 self.units.eligible.extend(parked);
             }
             let mut progressed = false;
-            while let Some((uid, first)) = self.units.eligible.first().copied() {
+            while let Some(&(uid, _)) = self.units.eligible.first() {
                 // One batch per unit: every eligible step of that unit coalesces together.
-                let batch: Vec<u32> = self
-                    .units
-                    .eligible
-                    .iter()
-                    .filter(|(u, _)| *u == uid)
-                    .map(|(_, s)| *s)
-                    .collect();
+                let mut batch = std::mem::take(&mut self.units.batch_scratch);
+                batch.clear();
+                batch.extend(
+                    self.units
+                        .eligible
+                        .iter()
+                        .filter(|(u, _)| *u == uid)
+                        .map(|(_, s)| *s),
+                );
                 self.units.eligible.retain(|(u, _)| *u != uid);
-                let _ = first;
-                self.with_unit(uid, |r, u| {
-                    let batch = if r.cfg.stage_driven {
-                        r.admit_stage_driven(u, batch)?
+                let r = self.with_unit(uid, |r, u| {
+                    if r.cfg.stage_driven {
+                        let admitted = r.admit_stage_driven(u, &batch)?;
+                        r.start_steps(u, &admitted, cache)
                     } else {
-                        batch
-                    };
-                    r.start_steps(u, &batch, cache)
-                })?;
+                        r.start_steps(u, &batch, cache)
+                    }
+                });
+                self.units.batch_scratch = batch;
+                r?;
                 progressed = true;
             }
             while let Some(uid) = self.units.dirty.pop_first() {

@@ -22,10 +22,10 @@ impl ClickHouseReader {
     pub(super) fn admit_stage_driven(
         &mut self,
         u: &mut OpenUnit,
-        batch: Vec<u32>,
+        batch: &[u32],
     ) -> Result<Vec<u32>, PlanError> {
         let mut admitted = Vec::with_capacity(batch.len());
-        for s in batch {
+        for &s in batch {
             let Some(plan_step) = u.plan.steps.get(s as usize) else {
                 continue;
             };
@@ -134,11 +134,33 @@ impl ClickHouseReader {
         if u.phase == Phase::Done {
             return Ok(());
         }
-        let mut to_read: Vec<u32> = Vec::new();
-        // Looked up by entry, never walked: a hash map (a B-tree here was a fifth of
-        // `single-large-file`, whose planned start asks for every row group at once).
-        let mut owner = Owners::default();
-        let mut ready_now = Vec::new();
+        // Taken, not borrowed: readiness below may start steps again (with fresh buffers).
+        let mut scratch = std::mem::take(&mut self.start_scratch);
+        let r = self.start_steps_with(u, batch, cache, &mut scratch);
+        scratch.to_read.clear();
+        scratch.owner.clear();
+        scratch.ready_now.clear();
+        self.start_scratch = scratch;
+        r
+    }
+
+    /// [`Self::start_steps`] with its buffers, empty on entry.
+    fn start_steps_with(
+        &mut self,
+        u: &mut OpenUnit,
+        batch: &[u32],
+        cache: &dyn CacheView,
+        scratch: &mut StartScratch,
+    ) -> Result<(), PlanError> {
+        debug_assert!(scratch.to_read.is_empty() && scratch.owner.is_empty());
+        debug_assert!(scratch.ready_now.is_empty());
+        // `owner` is looked up by entry, never walked: a hash map (a B-tree here was a fifth
+        // of `single-large-file`, whose planned start asks for every row group at once).
+        let StartScratch {
+            to_read,
+            owner,
+            ready_now,
+        } = scratch;
         for &s in batch {
             let Some(plan_step) = u.plan.steps.get(s as usize) else {
                 continue;
@@ -191,14 +213,14 @@ impl ClickHouseReader {
             }
         }
         if self.cfg.subgroups {
-            self.whole_short_chunks(u, &mut to_read, &mut owner);
+            self.whole_short_chunks(u, to_read, owner);
         }
         to_read.sort_unstable();
         to_read.dedup();
         if !to_read.is_empty() {
-            self.create_reads(u, &to_read, &owner, cache)?;
+            self.create_reads(u, to_read, owner, cache)?;
         }
-        for s in ready_now {
+        for &s in ready_now.iter() {
             self.step_ready(u, s)?;
         }
         Ok(())

@@ -515,6 +515,37 @@ impl FileSource for GeneratedFiles {
     }
 }
 
+/// `format!("{name}/part-{index:05}.parquet")`, by hand: a skeleton names every file of the
+/// table (17,554 twice a run of `many-small-files`), where the formatter was 4% of the run.
+fn file_path(name: &str, index: u64) -> String {
+    const WIDTH: usize = 20; // u64::MAX has 20 digits
+    let mut digits = [b'0'; WIDTH];
+    let mut rest = index;
+    let mut first = WIDTH;
+    loop {
+        first -= 1;
+        if let Some(d) = digits.get_mut(first) {
+            // `rest % 10` is below 10, so it fits a u8.
+            *d = b'0' + (rest % 10) as u8;
+        }
+        rest /= 10;
+        if rest == 0 || first == 0 {
+            break;
+        }
+    }
+    // At least five digits, zero-padded.
+    let first = first.min(WIDTH - 5);
+    let digits = digits.get(first..).unwrap_or_default();
+    let mut path =
+        String::with_capacity(name.len() + "/part-".len() + digits.len() + ".parquet".len());
+    path.push_str(name);
+    path.push_str("/part-");
+    // ASCII digits only.
+    path.extend(digits.iter().map(|&b| char::from(b)));
+    path.push_str(".parquet");
+    path
+}
+
 fn stream(seed: u64, part: &'static str, index: u64) -> Pcg64 {
     engine::RngStreams::new(seed).stream_for(engine::Subsystem::Named(part), index, 0)
 }
@@ -1070,7 +1101,7 @@ impl Plan {
     }
 
     fn path(&self, fi: u64) -> String {
-        format!("{}/part-{fi:05}.parquet", self.spec.name)
+        file_path(&self.spec.name, fi)
     }
 
     /// Compressed data bytes of each row group of the next file, into `sizes`.
@@ -1325,6 +1356,23 @@ struct Scratch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_paths_are_those_format_writes() {
+        for i in [
+            0,
+            7,
+            42,
+            9_999,
+            12_345,
+            99_999,
+            100_000,
+            1_234_567,
+            u64::MAX,
+        ] {
+            assert_eq!(file_path("t", i), format!("t/part-{i:05}.parquet"), "{i}");
+        }
+    }
     use layout::ByteRange;
     use proptest::prelude::*;
 

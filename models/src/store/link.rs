@@ -7,17 +7,19 @@
 //!
 //! To avoid rescheduling every transfer at each change:
 //! - capped transfers keep a fixed rate while they stay capped, so their next chunk-boundary
-//!   time is computed once and kept in a time-ordered set;
+//!   time is computed once and kept in a time-ordered queue;
 //! - shared transfers all run at the same rate L, so they are tracked in "virtual bytes"
 //!   V(t) = integral of L dt (the bytes any shared transfer received since time 0): a
 //!   transfer's next boundary is a fixed tag in V, whatever L does later.
 //!
 //! Only transfers whose cap lies between the old and the new level switch groups at a change,
 //! so the cost of a change is O(n) for the level walk over the sorted caps plus O(log n) per
-//! switching transfer: no transfer is rescheduled merely because its share changed.
+//! switching transfer: no transfer is rescheduled merely because its share changed. Both
+//! queues drop an entry lazily ([`LazyMinQueue`]): every public change ends by settling them, so
+//! that their fronts are current.
 
+use super::lazy_queue::LazyMinQueue;
 use rustc_hash::FxHashMap;
-use std::collections::BTreeSet;
 
 const NS_PER_S: f64 = 1e9;
 
@@ -64,8 +66,12 @@ pub struct SharedLink {
     level: f64,
     v: f64,
     v_ns: u64,
-    shared: BTreeSet<(u64, u64)>,
-    capped: BTreeSet<(u64, u64)>,
+    /// (tag bits, id) of the shared transfers: positive f64 bit patterns order like the values.
+    shared: LazyMinQueue,
+    /// Transfers in `shared`'s mode (its queue may also hold stale entries).
+    shared_count: usize,
+    /// (due ns, id) of the capped transfers.
+    capped: LazyMinQueue,
     capped_rate_sum: f64,
     busy_ns: u64,
     saturated_ns: u64,
@@ -83,8 +89,9 @@ impl SharedLink {
             level: f64::INFINITY,
             v: 0.0,
             v_ns: 0,
-            shared: BTreeSet::new(),
-            capped: BTreeSet::new(),
+            shared: LazyMinQueue::default(),
+            shared_count: 0,
+            capped: LazyMinQueue::default(),
             capped_rate_sum: 0.0,
             busy_ns: 0,
             saturated_ns: 0,
@@ -132,7 +139,7 @@ impl SharedLink {
         if !self.transfers.is_empty() {
             self.busy_ns += dt;
         }
-        if !self.shared.is_empty() {
+        if self.shared_count > 0 {
             self.v += self.level * dt as f64 / NS_PER_S;
             self.saturated_ns += dt;
         }
@@ -148,11 +155,31 @@ impl SharedLink {
     }
 
     fn next_capped(&self) -> Option<(u64, u64)> {
-        self.capped.first().copied()
+        self.capped.first()
+    }
+
+    /// Drops the queues' stale entries from their fronts (see the module comment).
+    fn settle(&mut self) {
+        let transfers = &self.transfers;
+        self.capped.settle(|due, id| {
+            matches!(transfers.get(&id).map(|t| t.mode),
+                Some(Mode::Capped { due_ns, .. }) if due_ns == due)
+        });
+        self.shared.settle(|bits, id| {
+            matches!(transfers.get(&id).map(|t| t.mode),
+                Some(Mode::Shared { tag, .. }) if tag.to_bits() == bits)
+        });
+        debug_assert_eq!(
+            self.shared_count,
+            self.transfers
+                .values()
+                .filter(|t| matches!(t.mode, Mode::Shared { .. }))
+                .count()
+        );
     }
 
     fn next_shared(&self) -> Option<(u64, u64)> {
-        let &(tag_bits, id) = self.shared.first()?;
+        let (tag_bits, id) = self.shared.first()?;
         let ahead = f64::from_bits(tag_bits) - self.v;
         let dt = if ahead <= 0.0 {
             0
@@ -189,13 +216,14 @@ impl SharedLink {
                 },
             },
         );
-        self.capped.insert((due_ns, id));
+        self.capped.push(due_ns, id);
         self.capped_rate_sum += cap;
         let old = self.level;
         self.relevel(now_ns, old);
         if cap > self.level {
             self.make_shared(now_ns, id);
         }
+        self.settle();
     }
 
     /// Processes the earliest boundary if it is due at or before `now_ns`.
@@ -219,6 +247,7 @@ impl SharedLink {
         let bytes_done = tr.next_boundary;
         if bytes_done >= tr.len {
             self.remove(t, id);
+            self.settle();
             return Some(LinkEvent {
                 id,
                 bytes_done: tr.len,
@@ -232,10 +261,12 @@ impl SharedLink {
                 t_at,
                 due_ns,
             } => {
-                self.capped.remove(&(due_ns, id));
+                // The event's own entry is the queue's (settled) front.
+                let front = self.capped.pop_first();
+                debug_assert_eq!(front, Some((due_ns, id)));
                 let due =
                     t_at.saturating_add(((nb as f64 - bytes_at) / tr.cap * NS_PER_S).ceil() as u64);
-                self.capped.insert((due, id));
+                self.capped.push(due, id);
                 Mode::Capped {
                     bytes_at,
                     t_at,
@@ -243,9 +274,10 @@ impl SharedLink {
                 }
             }
             Mode::Shared { offset_v, tag } => {
-                self.shared.remove(&(tag.to_bits(), id));
+                let front = self.shared.pop_first();
+                debug_assert_eq!(front, Some((tag.to_bits(), id)));
                 let tag = offset_v + nb as f64;
-                self.shared.insert((tag.to_bits(), id));
+                self.shared.push(tag.to_bits(), id);
                 Mode::Shared { offset_v, tag }
             }
         };
@@ -253,6 +285,7 @@ impl SharedLink {
             t.next_boundary = nb;
             t.mode = mode;
         }
+        self.settle();
         Some(LinkEvent {
             id,
             bytes_done,
@@ -265,6 +298,7 @@ impl SharedLink {
         self.advance_to(now_ns);
         let done = self.bytes_done(id)?;
         self.remove(now_ns, id);
+        self.settle();
         Some(done)
     }
 
@@ -290,14 +324,10 @@ impl SharedLink {
         let Some(t) = self.transfers.remove(&id) else {
             return;
         };
+        // Its queue entry goes lazily (`settle`).
         match t.mode {
-            Mode::Capped { due_ns, .. } => {
-                self.capped.remove(&(due_ns, id));
-                self.capped_rate_sum -= t.cap;
-            }
-            Mode::Shared { tag, .. } => {
-                self.shared.remove(&(tag.to_bits(), id));
-            }
+            Mode::Capped { .. } => self.capped_rate_sum -= t.cap,
+            Mode::Shared { .. } => self.shared_count -= 1,
         }
         let key = (t.cap.to_bits(), id);
         if let Ok(pos) = self.caps.binary_search(&key) {
@@ -307,6 +337,8 @@ impl SharedLink {
             // Nothing left: reset the sums so float error cannot accumulate across busy periods.
             self.capped_rate_sum = 0.0;
             self.level = f64::INFINITY;
+            self.capped.clear();
+            self.shared.clear();
             return;
         }
         let old = self.level;
@@ -362,21 +394,17 @@ impl SharedLink {
         let Some(t) = self.transfers.get(&id) else {
             return;
         };
-        let Mode::Capped {
-            bytes_at,
-            t_at,
-            due_ns,
-        } = t.mode
-        else {
+        let Mode::Capped { bytes_at, t_at, .. } = t.mode else {
             return;
         };
         let done = bytes_at + t.cap * now_ns.saturating_sub(t_at) as f64 / NS_PER_S;
         let (cap, nb) = (t.cap, t.next_boundary);
-        self.capped.remove(&(due_ns, id));
+        // Its capped entry goes lazily (`settle`).
         self.capped_rate_sum -= cap;
         let offset_v = self.v - done;
         let tag = offset_v + nb as f64;
-        self.shared.insert((tag.to_bits(), id));
+        self.shared.push(tag.to_bits(), id);
+        self.shared_count += 1;
         if let Some(t) = self.transfers.get_mut(&id) {
             t.mode = Mode::Shared { offset_v, tag };
         }
@@ -386,15 +414,16 @@ impl SharedLink {
         let Some(t) = self.transfers.get(&id) else {
             return;
         };
-        let Mode::Shared { offset_v, tag } = t.mode else {
+        let Mode::Shared { offset_v, .. } = t.mode else {
             return;
         };
         let done = (self.v - offset_v).max(0.0);
         let (cap, nb) = (t.cap, t.next_boundary);
-        self.shared.remove(&(tag.to_bits(), id));
+        // Its shared entry goes lazily (`settle`).
+        self.shared_count -= 1;
         let due_ns =
             now_ns.saturating_add(((nb as f64 - done).max(0.0) / cap * NS_PER_S).ceil() as u64);
-        self.capped.insert((due_ns, id));
+        self.capped.push(due_ns, id);
         self.capped_rate_sum += cap;
         if let Some(t) = self.transfers.get_mut(&id) {
             t.mode = Mode::Capped {

@@ -13,6 +13,7 @@
 
 mod client;
 mod dist;
+mod lazy_queue;
 mod link;
 mod request_cpu;
 mod spec;

@@ -9,6 +9,9 @@ Shapes (each a directory under OUT_DIR):
 - `indexed/indexed.parquet`: one file of 8 row groups, 12 columns (strings with a dictionary,
   ints, floats), zstd, statistics and a page index (column and offset indexes), pages of
   64 KiB.
+- `uneven/part-NNN.parquet`: `small`'s files, but file 0 is one row group of 400 rows and the
+  others four of 100: file 0 finishes early, which shows how a reader refills the slot it frees
+  (asked for by name: `sim check-peers --shape uneven`).
 """
 
 import os
@@ -37,9 +40,9 @@ def large(out):
     )
 
 
-def small(out):
+def small(out, name="small", row_groups=lambda f: 1):
     rng = np.random.default_rng(2)
-    os.makedirs(os.path.join(out, "small"), exist_ok=True)
+    os.makedirs(os.path.join(out, name), exist_ok=True)
     for f in range(24):
         n = 400
         cols = {
@@ -48,10 +51,15 @@ def small(out):
         }
         pq.write_table(
             pa.table(cols),
-            os.path.join(out, "small", f"part-{f:03d}.parquet"),
+            os.path.join(out, name, f"part-{f:03d}.parquet"),
             compression="snappy",
             use_dictionary=False,
+            row_group_size=n // row_groups(f),
         )
+
+
+def uneven(out):
+    small(out, "uneven", lambda f: 1 if f == 0 else 4)
 
 
 def indexed(out):
@@ -83,6 +91,7 @@ def main():
     large(out)
     small(out)
     indexed(out)
+    uneven(out)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ Usage: read.py READER ENDPOINT BUCKET KEY[,KEY...] COLUMN[,COLUMN...]
   READER: pyarrow (pq.read_table, pre_buffer on), pyarrow-no-prebuffer, polars, duckdb
   ENDPOINT: the S3 endpoint, or `file:DIR` to read DIR/KEY from the local file system (the
   check's CPU calibration: the same read with no network; BUCKET is then ignored)
-Environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION.
+Environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION; PEERS_THREADS, when set, the
+reader's thread count in place of the machine's cores (`sim check-peers --cpu-count`): Arrow's
+CPU pool (`OMP_NUM_THREADS`, read when the pool is made), `POLARS_MAX_THREADS`, DuckDB's
+`threads`.
 
 The clock starts after the reader's imports and its client's set-up (work a long-running
 process does once) and stops when the table is in memory.
@@ -79,6 +82,7 @@ def duckdb_read(endpoint, bucket, keys, columns):
         "autoload_known_extensions": "false",
     })
     con.execute(f"LOAD '{ext}'")
+    set_duckdb_threads(con)
     scheme, host = endpoint.split("://", 1)
     con.execute(f"SET s3_endpoint='{host}'")
     con.execute("SET s3_url_style='path'")
@@ -96,6 +100,12 @@ def duckdb_read(endpoint, bucket, keys, columns):
     # (one scanner in about half the runs; README, "The peer presets").
     t = con.sql(f"SELECT {cols} FROM read_parquet([{files}])").to_arrow_table()
     return time.perf_counter() - start, t.num_rows, t.num_columns
+
+
+def set_duckdb_threads(con):
+    threads = os.environ.get("PEERS_THREADS")
+    if threads:
+        con.execute(f"SET threads={int(threads)}")
 
 
 def local_read(reader, root, keys, columns):
@@ -121,6 +131,7 @@ def local_read(reader, root, keys, columns):
         import duckdb
 
         con = duckdb.connect()
+        set_duckdb_threads(con)
         files = ", ".join(f"'{p}'" for p in paths)
         cols = ", ".join(f'"{c}"' for c in columns)
         start = time.perf_counter()
@@ -131,6 +142,11 @@ def local_read(reader, root, keys, columns):
 
 def main():
     reader, endpoint, bucket, keys, columns = sys.argv[1:6]
+    threads = os.environ.get("PEERS_THREADS")
+    if threads:
+        # Before any reader is imported: both read these when their pools are made.
+        os.environ["OMP_NUM_THREADS"] = str(int(threads))
+        os.environ["POLARS_MAX_THREADS"] = str(int(threads))
     keys = keys.split(",")
     columns = columns.split(",")
     if endpoint.startswith("file:"):

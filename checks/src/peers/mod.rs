@@ -34,28 +34,40 @@ pub enum PeerShape {
     Small,
     /// One file of 8 row groups with dictionaries, zstd, statistics and a page index.
     Indexed,
+    /// `Small`'s files, the first of one row group and the others of four: the first finishes
+    /// early (how a reader refills the slot it frees). Not in the default set: asked for by name.
+    Uneven,
 }
 
 impl PeerShape {
+    /// The shapes the check reads by default (the README's table).
     pub const ALL: [PeerShape; 3] = [PeerShape::Large, PeerShape::Small, PeerShape::Indexed];
+    /// Every shape, the ones asked for by name included.
+    pub const EVERY: [PeerShape; 4] = [
+        PeerShape::Large,
+        PeerShape::Small,
+        PeerShape::Indexed,
+        PeerShape::Uneven,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             PeerShape::Large => "large",
             PeerShape::Small => "small",
             PeerShape::Indexed => "indexed",
+            PeerShape::Uneven => "uneven",
         }
     }
 
     pub fn from_name(name: &str) -> Option<PeerShape> {
-        PeerShape::ALL.into_iter().find(|s| s.name() == name)
+        PeerShape::EVERY.into_iter().find(|s| s.name() == name)
     }
 
     /// The columns the query reads.
     pub fn columns(self) -> Vec<String> {
         let v: &[&str] = match self {
             PeerShape::Large => &["c00", "c02", "c05", "c09", "c14", "c20"],
-            PeerShape::Small => &["c100", "c101", "c110", "c119", "c121"],
+            PeerShape::Small | PeerShape::Uneven => &["c100", "c101", "c110", "c119", "c121"],
             PeerShape::Indexed => &["s0", "i1", "f2"],
         };
         v.iter().map(|s| s.to_string()).collect()
@@ -66,6 +78,7 @@ impl PeerShape {
             PeerShape::Large => "1 file, 64 row groups of about 1 MiB, 24 float64 columns, uncompressed; 6 columns read",
             PeerShape::Small => "24 files of 437 int32 columns and 400 rows, snappy, footers of 72 KiB; 5 columns read",
             PeerShape::Indexed => "1 file, 8 row groups, 12 columns (dictionary strings, sorted ints, floats), zstd, statistics and a page index; 3 columns read",
+            PeerShape::Uneven => "as `small`, but the first file is one row group of 400 rows and the other 23 four of 100 each: the first finishes early; 5 columns read",
         }
     }
 }
@@ -105,6 +118,9 @@ pub struct PeerCheckConfig {
     /// Keep one injected run's request log per reader and shape here (the fixtures the preset
     /// tests compare with).
     pub capture_dir: Option<PathBuf>,
+    /// The readers' thread count (and the presets' matching knobs and the scenario's cores) in
+    /// place of this machine's cores; `None`: the machine's.
+    pub cpu_count: Option<u32>,
     pub progress: bool,
 }
 
@@ -120,6 +136,7 @@ impl PeerCheckConfig {
             reps: 3,
             tolerances: Tolerances::default(),
             capture_dir: None,
+            cpu_count: None,
             progress: false,
         }
     }
@@ -601,11 +618,23 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
     let setup = |e: String| PeerCheckError::Setup(e);
     std::fs::create_dir_all(&cfg.work_dir)
         .map_err(|e| setup(format!("{}: {e}", cfg.work_dir.display())))?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    if cfg.cpu_count.is_some() && cfg.readers.contains(&PeerReader::ArrowRs) {
+        return Err(setup(
+            "a CPU count applies to pyarrow, polars and DuckDB (and their presets), not to arrow-rs, which this check reads with on its own runtime: leave arrow-rs out (--reader)".into(),
+        ));
+    }
+    let cores = cfg
+        .cpu_count
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let make = cfg.work_dir.join("make_files.py");
     let read = cfg.work_dir.join("read.py");
     write(&make, MAKE_FILES)?;
     write(&read, READ)?;
+    let py = readers::PythonRun {
+        python: &cfg.python,
+        script: &read,
+        threads: cfg.cpu_count,
+    };
 
     // 1. The files (pyarrow writes them), recorded.
     let files_dir = cfg.work_dir.join("files");
@@ -683,16 +712,8 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                 PeerCheckError,
             > {
                 let _ = bed.take_requests();
-                let r = readers::run_once(
-                    reader,
-                    &cfg.python,
-                    &read,
-                    endpoint,
-                    bed.bucket(),
-                    &keys,
-                    &columns,
-                )
-                .map_err(err)?;
+                let r = readers::run_once(reader, py, endpoint, bed.bucket(), &keys, &columns)
+                    .map_err(err)?;
                 // Let the last responses' bodies finish their log records.
                 std::thread::sleep(std::time::Duration::from_millis(150));
                 Ok((r, bed.take_requests()))
@@ -704,8 +725,7 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
             for _ in 0..cfg.reps.max(1) {
                 let r = readers::run_once(
                     reader,
-                    &cfg.python,
-                    &read,
+                    py,
                     &readers::local_endpoint(&files_dir),
                     bed.bucket(),
                     &keys,

@@ -84,12 +84,23 @@ pub fn local_endpoint(dir: &Path) -> String {
     format!("file:{}", dir.display())
 }
 
+/// How the Python readers run: the interpreter, `read.py`, and their thread count
+/// (`PEERS_THREADS`; `None`: the machine's cores, with the readers' own thread variables
+/// taken out of their environment so that none applies unseen).
+#[derive(Debug, Clone, Copy)]
+pub struct PythonRun<'a> {
+    pub python: &'a Path,
+    pub script: &'a Path,
+    pub threads: Option<u32>,
+}
+
+/// The environment variables through which the Python readers take a thread count.
+const THREAD_VARIABLES: [&str; 3] = ["PEERS_THREADS", "OMP_NUM_THREADS", "POLARS_MAX_THREADS"];
+
 /// Runs `reader` once on `keys` at `endpoint` (an S3 endpoint, or [`local_endpoint`]).
-#[allow(clippy::too_many_arguments)]
 pub fn run_once(
     reader: PeerReader,
-    python: &Path,
-    script: &Path,
+    py: PythonRun<'_>,
     endpoint: &str,
     bucket: &str,
     keys: &[String],
@@ -114,8 +125,15 @@ pub fn run_once(
             rows: r.rows,
         });
     }
-    let out = Command::new(python)
-        .arg(script)
+    let mut command = Command::new(py.python);
+    for v in THREAD_VARIABLES {
+        command.env_remove(v);
+    }
+    if let Some(n) = py.threads {
+        command.env("PEERS_THREADS", n.to_string());
+    }
+    let out = command
+        .arg(py.script)
         .args([
             reader.name(),
             endpoint,
@@ -127,7 +145,7 @@ pub fn run_once(
         .env("AWS_SECRET_ACCESS_KEY", testbed::SECRET_KEY)
         .env("AWS_REGION", testbed::REGION)
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", python.display()))?;
+        .map_err(|e| format!("cannot run {}: {e}", py.python.display()))?;
     if !out.status.success() {
         return Err(format!(
             "{} failed ({}): {}",

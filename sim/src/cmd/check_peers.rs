@@ -14,7 +14,8 @@ pub struct CheckPeersArgs {
     /// Only this reader (repeatable): pyarrow, pyarrow-no-prebuffer, polars, duckdb, arrow-rs.
     #[arg(long = "reader", value_parser = parse_reader)]
     pub readers: Vec<PeerReader>,
-    /// Only this shape (repeatable): large, small, indexed.
+    /// Only this shape (repeatable): large, small, indexed (the default set), or uneven (asked
+    /// for by name only).
     #[arg(long = "shape", value_parser = parse_shape)]
     pub shapes: Vec<PeerShape>,
     /// Runs per reader and shape (the median is compared).
@@ -26,6 +27,11 @@ pub struct CheckPeersArgs {
     /// Keep the files, layouts and scenarios here (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Run pyarrow, polars and DuckDB on this many threads (Arrow's CPU pool, polars' and
+    /// DuckDB's threads), and their presets and the scenario's cores with them, instead of
+    /// this machine's cores (not with arrow-rs; at most `limits::MAX_THREADS`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=limits::MAX_THREADS as i64))]
+    pub cpu_count: Option<u32>,
 }
 
 fn parse_reader(s: &str) -> Result<PeerReader, String> {
@@ -37,7 +43,7 @@ fn parse_reader(s: &str) -> Result<PeerReader, String> {
 
 fn parse_shape(s: &str) -> Result<PeerShape, String> {
     PeerShape::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = PeerShape::ALL.iter().map(|s| s.name()).collect();
+        let names: Vec<&str> = PeerShape::EVERY.iter().map(|s| s.name()).collect();
         format!("no shape `{s}`; the shapes are {}", names.join(", "))
     })
 }
@@ -62,6 +68,7 @@ pub fn run(args: CheckPeersArgs) -> Result<()> {
     }
     cfg.reps = args.reps;
     cfg.capture_dir = args.capture;
+    cfg.cpu_count = args.cpu_count;
     cfg.progress = true;
     let started = std::time::Instant::now();
     let result = checks::peers::run_check(&cfg);

@@ -14,9 +14,11 @@
 //!   from up to max_subscriptions at a time"). The log of 24 files shows it: files 4 and 5
 //!   open when 1 and 2 are done, 6 and 7 a round trip later when 0 and 3 are (their last
 //!   reads waited for one of the 8 IO threads). Without `pre_buffer`, in waves: the next 4
-//!   open once each of the 4 before is decoded, as the logs show; not the CPU pool (with
-//!   `cpu_count` 4 or 8 the waves stay, measured 2026-12-06); the cause is not found in the
-//!   source yet.
+//!   open once each of the 4 before is decoded, as the logs show. Not identical files
+//!   finishing together: with a first file that finishes early (`sim check-peers --shape
+//!   uneven`) its slot stays empty until the others are done, on 2 and 4 CPU threads; the wait
+//!   shrinks as the CPU pool grows (its first-in-first-out queue behind blocking reads is the
+//!   likely cause, `docs/peers.md`), and the waves predict 2, 4 and 8 threads within 3%.
 //! - Row groups: requested `batch_readahead × batch_size` (16 × 131072) rows ahead of the
 //!   one the consumer asks for (it asks for the next once the previous is decoded).
 //! - With `pre_buffer` (the default): every column chunk of the file's row groups coalesced

@@ -7,9 +7,11 @@
 //!   in all, all at once; a footer larger than the suffix is read again whole
 //!   (`[size - 8 - L, size)`). Execution starts when they all completed.
 //! - Execution: every file but the first reads its footer again (the delta beyond the suffix
-//!   only, `[size - 8 - L, size - suffix)`), 5 files ahead (`buffered(5)`); a file whose
-//!   suffix held it whole sends no data GET.
-//! - At most 3 readers started and unfinished, in file order; a reader spawns its row groups'
+//!   only, `[size - 8 - L, size - suffix)`), `min(threads + 3, files, 128)` files ahead
+//!   (`calc_n_readers_pre_init`; 5 on 2 threads); a file whose suffix held it whole sends no
+//!   data GET.
+//! - At most `max(min(threads, files, 128), 2) + 1` readers started and unfinished (3 on 2
+//!   threads), in file order; a reader spawns its row groups'
 //!   fetches in order, each once it holds `ceil(projected / 1024)` KiB of the 64 MiB prefetch
 //!   budget, after the previous reader spawned all of its own; the budget is released when
 //!   the row group's decoded rows are handed on.
@@ -32,11 +34,26 @@ use crate::peer::knobs::PeerKnobs;
 use crate::peer::program::{Budget, Dep, Program, Request, Step};
 use crate::types::ReadKind;
 
-/// `calc_n_readers_pre_init`: files whose footers are read ahead at execution.
-const READERS_PRE_INIT: u32 = 5;
-/// Readers started and unfinished at most: one attached, one in the `started_reader_tx`
-/// channel (capacity `max(max_concurrent_scans, 2) - 1`), one waiting to send.
-const READERS_STARTED: u32 = 3;
+/// Files and threads past which polars stops scaling its readers (`.min(128)` in both rules
+/// below).
+const READERS_MAX: u32 = 128;
+
+/// `calc_n_readers_pre_init`: files whose footers are read ahead at execution,
+/// `min(num_pipelines + 3, files, 128)`, at least 1; `num_pipelines` is the compute pool's
+/// threads (`POLARS_MAX_THREADS`).
+fn readers_pre_init(threads: u32, files: usize) -> u32 {
+    let files = u32::try_from(files).unwrap_or(u32::MAX);
+    threads.saturating_add(3).min(files.max(1)).min(READERS_MAX)
+}
+
+/// Readers started and unfinished at most: one attached, the `started_reader_tx` channel's
+/// capacity `max(max_concurrent_scans, 2) - 1`, one waiting to send; `max_concurrent_scans` is
+/// `calc_max_concurrent_scans`, `min(num_pipelines, files, 128)`.
+fn readers_started(threads: u32, files: usize) -> u32 {
+    let files = u32::try_from(files).unwrap_or(u32::MAX);
+    let scans = threads.min(files.max(1)).min(READERS_MAX);
+    scans.max(2) + 1
+}
 /// The row-group prefetch budget, in KiB (64 MiB).
 const PREFETCH_KIB: u64 = 65_536;
 
@@ -75,8 +92,9 @@ pub(super) fn program(
         ..Program::default()
     };
     let plan = p.pool("plan", u32::MAX);
-    let init = p.pool("reader init", READERS_PRE_INIT);
-    let readers = p.pool("readers", READERS_STARTED);
+    let threads = knobs.cpu_threads.max(1);
+    let init = p.pool("reader init", readers_pre_init(threads, files.len()));
+    let readers = p.pool("readers", readers_started(threads, files.len()));
     let prefetch = p.pool("row-group prefetch", u32::MAX);
     p.pools[prefetch].weight_capacity = Some(PREFETCH_KIB);
     let cpu = p.pool("cpu", knobs.cpu_threads.max(1));
@@ -114,7 +132,7 @@ pub(super) fn program(
         let (size, footer) = (f.size(), f.footer_len());
         let in_memory = k > 0 && size <= suffix;
         // Reader initialisation: the footer again (not for file 0, whose metadata the plan
-        // kept), holding a slot of the 5 until the reader starts.
+        // kept), holding a slot of `readers_pre_init` until the reader starts.
         let mut reader_deps = plan_done.clone();
         let init_task = (k > 0).then(|| {
             let tail = ByteRange::new(size - suffix.min(size), size);
@@ -188,6 +206,20 @@ pub(super) fn program(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readers_scale_with_the_threads_as_polars_computes_them() {
+        // 2 threads, 24 files: the 5 footers ahead and 3 readers the request logs show.
+        assert_eq!(readers_pre_init(2, 24), 5);
+        assert_eq!(readers_started(2, 24), 3);
+        assert_eq!(readers_pre_init(8, 24), 11);
+        assert_eq!(readers_started(8, 24), 9);
+        // One file: one footer ahead; the channel still holds one.
+        assert_eq!(readers_pre_init(8, 1), 1);
+        assert_eq!(readers_started(8, 1), 3);
+        assert_eq!(readers_pre_init(1000, 10_000), 128);
+        assert_eq!(readers_started(1000, 10_000), 129);
+    }
 
     #[test]
     fn the_plan_sample_is_the_measured_one() {

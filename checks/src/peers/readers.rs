@@ -95,7 +95,7 @@ pub struct PythonRun<'a> {
 }
 
 /// The environment variables through which the Python readers take a thread count.
-const THREAD_VARIABLES: [&str; 3] = ["PEERS_THREADS", "OMP_NUM_THREADS", "POLARS_MAX_THREADS"];
+const THREAD_VARIABLES: [&str; 3] = ["PEERS_THREADS", "OMP_NUM_THREADS", POLARS_MAX_THREADS];
 
 /// Runs `reader` once on `keys` at `endpoint` (an S3 endpoint, or [`local_endpoint`]).
 pub fn run_once(

@@ -27,6 +27,12 @@ pub struct CheckPeersArgs {
     /// Keep the files, layouts and scenarios here (default: a temporary directory).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Round trip the proxy injects (the README's table: 30ms).
+    #[arg(long, default_value = "30ms", value_parser = super::check_s3::parse_duration)]
+    pub rtt: u64,
+    /// Bandwidth the proxy paces each connection to (the README's table: 10MiB/s).
+    #[arg(long, default_value = "10MiB/s", value_parser = super::check_s3::parse_bandwidth)]
+    pub bandwidth: u64,
     /// Run pyarrow, polars and DuckDB on this many threads (Arrow's CPU pool, polars' and
     /// DuckDB's threads), and their presets and the scenario's cores with them, instead of
     /// this machine's cores (not with arrow-rs; at most `limits::MAX_THREADS`).
@@ -69,6 +75,8 @@ pub fn run(args: CheckPeersArgs) -> Result<()> {
     cfg.reps = args.reps;
     cfg.capture_dir = args.capture;
     cfg.cpu_count = args.cpu_count;
+    cfg.rtt_ns = args.rtt;
+    cfg.bandwidth_bytes_per_s = args.bandwidth;
     cfg.progress = true;
     let started = std::time::Instant::now();
     let result = checks::peers::run_check(&cfg);

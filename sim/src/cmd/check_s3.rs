@@ -36,11 +36,13 @@ pub struct CheckArgs {
     pub dir: Option<PathBuf>,
 }
 
-fn parse_duration(s: &str) -> Result<u64, String> {
+/// A duration as users write it (`30ms`), in nanoseconds.
+pub(super) fn parse_duration(s: &str) -> Result<u64, String> {
     units::parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
-fn parse_bandwidth(s: &str) -> Result<u64, String> {
+/// A positive bandwidth as users write it (`10MiB/s`), in bytes per second.
+pub(super) fn parse_bandwidth(s: &str) -> Result<u64, String> {
     match units::parse_bandwidth(s) {
         Ok(b) if b >= 1.0 => Ok(b as u64),
         Ok(_) => Err("the bandwidth must be positive, e.g. `10MiB/s`".into()),

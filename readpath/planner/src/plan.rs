@@ -113,9 +113,10 @@ impl Step {
     }
 }
 
-/// Where one step's list (its entries or its deps) lies in [`FilePlan::step_lists`]. The lists
-/// of every step share one vector: a `Vec` each was three allocations a step, a tenth of
-/// planning a file.
+/// Where one step's list (its entries, deps or dependents) lies in [`FilePlan::step_lists`].
+/// The lists of every step share one vector: a `Vec` each was three allocations a step (with
+/// the reused buffers of the subgroups' candidates, planning `single-large-file` went from 203 M
+/// to 161 M instructions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ListSpan {
     start: u32,
@@ -168,7 +169,7 @@ pub struct FilePlan {
     pub row_groups: Vec<RowGroupPlan>,
     /// All steps, row group by row group, each row group's in the order above.
     pub steps: Vec<Step>,
-    /// Every step's entries and deps ([`ListSpan`]).
+    /// Every step's entries, deps and dependents ([`ListSpan`]).
     pub step_lists: Vec<u32>,
     /// The entries of each whole chunk ([`Entry::whole_chunk`]), in offset order: those of
     /// chunk `w` are `whole_chunk_lists[whole_chunk_starts[w]..whole_chunk_starts[w + 1]]`.

@@ -2,7 +2,7 @@
 //!
 //! The sets it serves (units whose cursor may advance, units memory refused) hold a few open
 //! units at a time and go from empty to one member and back on nearly every event: a
-//! `BTreeSet` allocated a node each time (55 k allocations on `single-large-file`). A vector
+//! `BTreeSet` allocated a node each time (23 k allocations on `single-large-file`, by dhat). A vector
 //! sorted largest first keeps its capacity, takes the smallest id from its end and finds an id
 //! by binary search.
 

@@ -328,6 +328,13 @@ impl PeerReport {
         let c = &self.config;
         let t = &c.tolerances;
         let mut out = String::new();
+        if let Some(n) = c.cpu_count {
+            let _ = write!(
+                out,
+                "Readers, presets and the scenario's cores on {n} threads (`--cpu-count`), not \
+                 this machine's cores. "
+            );
+        }
         let _ = writeln!(
             out,
             "Injected by the proxy: a {} round trip, {} a connection. Measured: median of {} \
@@ -920,6 +927,22 @@ mod tests {
             }],
             known: known::parse(known).unwrap(),
         }
+    }
+
+    #[test]
+    fn the_table_says_what_the_proxy_injected_and_a_thread_count_given() {
+        let mut r = report(figures(1.0, 1.0), "");
+        let text = r.markdown();
+        assert!(
+            text.contains("a 30ms round trip, 10MiB/s a connection"),
+            "{text}"
+        );
+        assert!(!text.contains("--cpu-count"), "{text}");
+        r.config.cpu_count = Some(8);
+        r.config.rtt_ns = 5_000_000;
+        let text = r.markdown();
+        assert!(text.contains("on 8 threads (`--cpu-count`)"), "{text}");
+        assert!(text.contains("a 5ms round trip"), "{text}");
     }
 
     #[test]

@@ -30,11 +30,8 @@ impl IdSet {
     /// Moves every id of `other` into this set, leaving `other` empty (its capacity kept).
     pub(super) fn append(&mut self, other: &mut IdSet) {
         for id in other.desc.drain(..) {
-            if let Err(at) = self.desc.binary_search_by(|x| id.cmp(x)) {
-                self.desc.insert(at, id);
-            }
+            self.insert(id);
         }
-        debug_assert!(self.desc.windows(2).all(|w| w[0] > w[1]));
     }
 }
 

@@ -1212,22 +1212,48 @@ fn add_dependents(steps: &mut [Step], lists: &mut Vec<u32>) {
         .all(|(s, &n)| s.dependents.len == n));
 }
 
+/// The indexes of the non-empty candidates sorted by (start, end, index). The keys are
+/// distinct, so an unstable sort gives the stable order. Each key is packed into one `u128`
+/// (start, end and index in 47, 47 and 32 bits) when the offsets fit, which they do for any
+/// object within `limits::MAX_OBJECT_BYTES` (2^42.3): comparing one integer is cheaper than
+/// comparing tuples field by field, and much cheaper than looking each candidate up in the
+/// comparator (this sort was a fifth of planning a file, then 3% of `single-large-file`).
+fn candidate_order(c: &[Candidate]) -> Vec<u32> {
+    const OFFSET_BITS: u32 = 47;
+    let non_empty = || {
+        c.iter()
+            .zip(0..u32_of(c.len()))
+            .filter(|(x, _)| !x.range.is_empty())
+    };
+    if non_empty().all(|(x, _)| x.range.end >> OFFSET_BITS == 0) {
+        let mut keys: Vec<u128> = non_empty()
+            .map(|(x, i)| {
+                u128::from(x.range.start) << (OFFSET_BITS + 32)
+                    | u128::from(x.range.end) << 32
+                    | u128::from(i)
+            })
+            .collect();
+        keys.sort_unstable();
+        // The low 32 bits are the index.
+        keys.into_iter()
+            .map(|k| narrow::<u128, u32>(k & u128::from(u32::MAX)))
+            .collect()
+    } else {
+        let mut keys: Vec<(u64, u64, u32)> = non_empty()
+            .map(|(x, i)| (x.range.start, x.range.end, i))
+            .collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|(_, _, i)| i).collect()
+    }
+}
+
 /// Sorts candidates and merges overlapping ones (touching ones stay apart); returns the
 /// entries and, per candidate, its entry (`None` for an empty candidate).
 fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
-    // Sorted by (start, end, index): the keys are distinct, so an unstable sort gives the
-    // stable order, and comparing plain tuples is several times cheaper than looking each
-    // candidate up in the comparator (this sort was a fifth of planning a file).
-    let mut order: Vec<(u64, u64, u32)> = c
-        .iter()
-        .zip(0..u32_of(c.len()))
-        .filter(|(x, _)| !x.range.is_empty())
-        .map(|(x, i)| (x.range.start, x.range.end, i))
-        .collect();
-    order.sort_unstable();
+    let order = candidate_order(c);
     let mut entries: Vec<Entry> = Vec::new();
     let mut map = vec![None; c.len()];
-    for (_, _, i) in order {
+    for i in order {
         let Some(cand) = c.get(i as usize) else {
             continue;
         };
@@ -1253,6 +1279,34 @@ fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
 pub(crate) mod tests {
     use super::*;
     use crate::testing::{table, TableShape};
+
+    #[test]
+    fn candidate_order_is_the_tuple_order_packed_or_not() {
+        let cand = |start: u64, end: u64| Candidate {
+            range: ByteRange { start, end },
+            group: 0,
+            whole_chunk: 0,
+            kind: ReadKind::DataPages,
+        };
+        // Ties on start broken by end, then by index; empty ranges left out.
+        let small = [
+            cand(50, 60),
+            cand(10, 20),
+            cand(10, 15),
+            cand(5, 5),
+            cand(10, 15),
+        ];
+        assert_eq!(candidate_order(&small), [2, 4, 1, 0]);
+        // Offsets past 47 bits take the tuple sort, with the same order.
+        let big = 1u64 << 50;
+        let large = [
+            cand(big + 9, big + 10),
+            cand(50, 60),
+            cand(big, big + 20),
+            cand(50, 55),
+        ];
+        assert_eq!(candidate_order(&large), [3, 1, 2, 0]);
+    }
 
     pub(crate) fn input<'a>(cols: &'a [u32], rgs: Range<u32>) -> PlanInput<'a> {
         PlanInput {

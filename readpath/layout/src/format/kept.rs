@@ -101,22 +101,27 @@ fn skip_file(d: &mut Decoder<'_>, fi: u64, codec: &mut Codec, known_flags: u8) -
     for s in [S::PageOffset, S::PageSize, S::PageFirstRow] {
         d.skip_n(s, page_count)?;
     }
-    let mut values = [0u64; STREAM_COUNT];
+    // Chunks by their flags byte; the values each stream holds follow from these counts.
+    let mut by_flags = [0u64; 256];
     for _ in 0..rg_count {
         d.skip_n(S::RgRows, 1)?;
         let col_count = d.u(S::RgCols)?;
         // Each flag takes a byte of its stream, so a corrupt count ends in an error.
         for _ in 0..col_count {
             let flags = chunk_flags(d, known_flags, codec)?;
-            for (flag, streams) in CHUNK_VALUES {
-                if flag == 0 || flags & flag != 0 {
-                    for s in streams {
-                        values[*s as usize] += 1;
-                    }
-                }
-            }
+            by_flags[usize::from(flags)] += 1;
             if flags & F_STATS != 0 {
                 decode_stats(d, fi)?;
+            }
+        }
+    }
+    let mut values = [0u64; STREAM_COUNT];
+    for (flags, &chunks) in (0u8..=u8::MAX).zip(&by_flags).filter(|(_, &n)| n > 0) {
+        for (flag, streams) in CHUNK_VALUES {
+            if flag == 0 || flags & flag != 0 {
+                for s in streams {
+                    values[*s as usize] += chunks;
+                }
             }
         }
     }

@@ -192,7 +192,11 @@ impl ClickHouseReader {
                         // at 16 IO threads; F8.redesign 3.72x -> 1.24x, outside 2x-4.5x). At 96
                         // parsing threads (tried 2026-12-06) counting once keeps 34 GETs in
                         // flight at 4.22 s (measured 19-70, 3.6 s) but 16 -> 128 IO threads
-                        // gains 1.40x (measured about 3x; 3.0x counted twice).
+                        // gains 1.40x (measured about 3x; 3.0x counted twice). ClickHouse's
+                        // task is one column of a subgroup, batched one or two to a batch when
+                        // a pass admits fewer tasks than threads, so a six-column subgroup is
+                        // three to six batches: the model's subgroup task is the coarser unit
+                        // (README, "Why 96 parsing threads").
                         held += 1;
                         waiting_seen += 1;
                     }

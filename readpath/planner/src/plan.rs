@@ -1308,6 +1308,37 @@ pub(crate) mod tests {
         assert_eq!(candidate_order(&large), [3, 1, 2, 0]);
     }
 
+    proptest::proptest! {
+        /// The packed sort agrees with sorting `(start, end, index)` tuples, offsets on both
+        /// sides of the 47-bit line, duplicates and empty ranges included.
+        #[test]
+        fn candidate_order_agrees_with_tuples(
+            ranges in proptest::collection::vec(
+                (proptest::prop_oneof![0u64..64, (1u64 << 47) - 64..(1u64 << 47) + 64], 0u64..8),
+                0..40,
+            )
+        ) {
+            let c: Vec<Candidate> = ranges
+                .iter()
+                .map(|&(start, len)| Candidate {
+                    range: ByteRange { start, end: start + len },
+                    group: 0,
+                    whole_chunk: 0,
+                    kind: ReadKind::DataPages,
+                })
+                .collect();
+            let mut tuples: Vec<(u64, u64, u32)> = c
+                .iter()
+                .zip(0u32..)
+                .filter(|(x, _)| !x.range.is_empty())
+                .map(|(x, i)| (x.range.start, x.range.end, i))
+                .collect();
+            tuples.sort_unstable();
+            let want: Vec<u32> = tuples.into_iter().map(|(_, _, i)| i).collect();
+            proptest::prop_assert_eq!(candidate_order(&c), want);
+        }
+    }
+
     pub(crate) fn input<'a>(cols: &'a [u32], rgs: Range<u32>) -> PlanInput<'a> {
         PlanInput {
             file_index: 0,

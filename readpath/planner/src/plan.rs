@@ -262,20 +262,28 @@ pub struct PlanInput<'a> {
     pub sequential_subgroups: bool,
 }
 
-/// Everything that shapes a plan besides the file's layout, owned and ordered: the key of
-/// [`crate::PlanCache`]. Fractions by their bits (equal inputs, equal bits), the predicate by
+/// Everything that shapes a plan besides the file's layout and its [`Wiring`], owned and
+/// ordered: the key of a [`PlanShape`] in [`crate::PlanCache`]. Fractions by their bits (equal inputs, equal bits), the predicate by
 /// its `Debug` text (rare, and it has no order of its own).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct PlanKey {
-    shape: (u32, u32, u32, u32, u64, u64, [bool; 4]),
+    shape: (u32, u32, u32, u32, u64, u64, [bool; 2]),
     columns: [Vec<u32>; 4],
     fractions: [u64; 4],
     predicate: Option<String>,
 }
 
 impl PlanInput<'_> {
+    /// How its plan's steps wait for one another.
+    pub(crate) fn wiring(&self) -> Wiring {
+        Wiring {
+            planned: self.planned,
+            sequential_subgroups: self.sequential_subgroups,
+        }
+    }
+
     /// Its [`PlanKey`]. Every field is named (no `..`), so a field added to `PlanInput` does
-    /// not compile until it is in the key.
+    /// not compile until it is in the key or the wiring.
     pub(crate) fn key(&self) -> PlanKey {
         let PlanInput {
             file_index,
@@ -294,8 +302,9 @@ impl PlanInput<'_> {
             use_offset_index,
             unsplit_below_bytes,
             subgroups,
-            planned,
-            sequential_subgroups,
+            // The wiring's ([`Self::wiring`]): the shape is the same whatever they are.
+            planned: _,
+            sequential_subgroups: _,
         } = self;
         PlanKey {
             shape: (
@@ -305,12 +314,7 @@ impl PlanInput<'_> {
                 *bloom_probes,
                 *seed,
                 *unsplit_below_bytes,
-                [
-                    *use_offset_index,
-                    *subgroups,
-                    *planned,
-                    *sequential_subgroups,
-                ],
+                [*use_offset_index, *subgroups],
             ),
             columns: [
                 main_columns.to_vec(),
@@ -403,6 +407,11 @@ pub(crate) fn row_group_survives(
 
 /// Builds the plan of `input.row_groups` of `file`. Ranges outside the file are clipped.
 pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
+    plan_shape(file, input).wired(input.wiring())
+}
+
+/// The plan of `input` before its steps are wired: what every [`Wiring`] shares.
+pub(crate) fn plan_shape(file: &FileLayout, input: &PlanInput<'_>) -> PlanShape {
     let mut planner = FilePlanner::new(file, input);
     let rg_end = input.row_groups.end.min(u32_of(file.row_groups.len()));
     for rg_index in input.row_groups.start..rg_end {
@@ -421,7 +430,88 @@ pub fn plan_file(file: &FileLayout, input: &PlanInput<'_>) -> FilePlan {
             planner.plan_row_group(rg_index, rg);
         }
     }
-    planner.finish()
+    PlanShape(planner.finish())
+}
+
+/// The fields of [`PlanInput`] that decide only how a plan's steps wait for one another
+/// (`docs/readpath.md` section 1, item 4): every other part of the plan is the same whatever
+/// they are, so the base, the redesign and its floor-0 arm share one [`PlanShape`] of a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Wiring {
+    /// [`PlanInput::planned`].
+    planned: bool,
+    /// [`PlanInput::sequential_subgroups`].
+    sequential_subgroups: bool,
+}
+
+/// A plan whose steps wait for nothing yet: its entries, row groups and steps, and in
+/// `step_lists` only the steps' entries. [`PlanShape::wired`] makes the plan of a [`Wiring`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PlanShape(FilePlan);
+
+impl PlanShape {
+    /// The plan with its steps' deps as `w` says, and each step's dependents. Of a row
+    /// group's steps: bloom blocks wait for the bloom header; unless issue is planned, the
+    /// dictionary waits for the bloom header and the indexes for the bloom verdict and the
+    /// dictionary; a subgroup's first page step waits for every early stage (and, with
+    /// sequential subgroups, for the subgroup before), its main step for its PREWHERE step.
+    pub(crate) fn wired(&self, w: Wiring) -> FilePlan {
+        let mut plan = self.0.clone();
+        let mut deps: Vec<u32> = Vec::with_capacity(4);
+        for rg in &plan.row_groups {
+            let (mut header, mut blocks, mut dictionary, mut indexes) = (None, None, None, None);
+            for s in rg.steps.clone() {
+                let Some(kind) = plan.steps.get(s as usize).map(|st| st.kind) else {
+                    continue;
+                };
+                // The step before it in its row group, and what it does.
+                let before = s
+                    .checked_sub(1)
+                    .filter(|&p| p >= rg.steps.start)
+                    .and_then(|p| Some((p, plan.steps.get(p as usize)?.kind)));
+                deps.clear();
+                match kind {
+                    StepKind::BloomHeader => header = Some(s),
+                    StepKind::BloomBlocks => {
+                        deps.extend(header);
+                        blocks = Some(s);
+                    }
+                    StepKind::Dictionary => {
+                        deps.extend(header.filter(|_| !w.planned));
+                        dictionary = Some(s);
+                    }
+                    StepKind::Indexes => {
+                        if !w.planned {
+                            deps.extend(blocks.or(header));
+                            deps.extend(dictionary);
+                        }
+                        indexes = Some(s);
+                    }
+                    StepKind::Prewhere(_) | StepKind::Main(_) => match (kind, before) {
+                        (StepKind::Main(n), Some((p, StepKind::Prewhere(m)))) if n == m => {
+                            deps.push(p);
+                        }
+                        _ => {
+                            deps.extend(blocks.or(header));
+                            deps.extend(dictionary);
+                            deps.extend(indexes);
+                            let previous_subgroup = before
+                                .filter(|(_, k)| k.decodes() && w.sequential_subgroups)
+                                .map(|(p, _)| p);
+                            deps.extend(previous_subgroup);
+                        }
+                    },
+                }
+                let span = ListSpan::append(&mut plan.step_lists, &deps, None);
+                if let Some(st) = plan.steps.get_mut(s as usize) {
+                    debug_assert_eq!(st.deps, ListSpan::default(), "a shape has no deps");
+                    st.deps = span;
+                }
+            }
+        }
+        add_dependents(&mut plan.steps, &mut plan.step_lists);
+        plan
+    }
 }
 
 /// The plan of one file as it is built, row group by row group.
@@ -432,8 +522,6 @@ struct FilePlanner<'a> {
     read_columns: Vec<u32>,
     b: Builder,
     steps: Vec<Step>,
-    /// The steps' deps as they are planned; their entries join at the end.
-    step_lists: Vec<u32>,
     row_groups: Vec<RowGroupPlan>,
 }
 
@@ -462,7 +550,6 @@ impl<'a> Rg<'a> {
 struct EarlySteps {
     /// The step whose end decides the bloom verdict.
     bloom_decision: Option<u32>,
-    dictionary: Option<u32>,
     indexes: Option<u32>,
     /// Whether a condition column's column index was read (pages may be pruned).
     column_index_present: bool,
@@ -505,7 +592,6 @@ impl<'a> FilePlanner<'a> {
                 next_group: 0,
             },
             steps: Vec::new(),
-            step_lists: Vec::new(),
             row_groups: Vec::new(),
         }
     }
@@ -515,24 +601,14 @@ impl<'a> FilePlanner<'a> {
         ByteRange::new(r.start.min(end), r.end.min(end))
     }
 
-    /// A step of `kind` needing candidates `cands`, after steps `deps` and `after`.
-    fn push_step(
-        &mut self,
-        rg: Rg<'_>,
-        kind: StepKind,
-        cands: &[u32],
-        (deps, after): (&[u32], Option<u32>),
-    ) -> u32 {
-        debug_assert!(deps
-            .iter()
-            .chain(&after)
-            .all(|&d| (d as usize) < self.steps.len()));
-        let deps = ListSpan::append(&mut self.step_lists, deps, after);
+    /// A step of `kind` needing candidates `cands`. Its deps are wired when the plan is
+    /// finished ([`FilePlan::wired`]).
+    fn push_step(&mut self, rg: Rg<'_>, kind: StepKind, cands: &[u32]) -> u32 {
         self.steps.push(Step {
             rg: rg.pos,
             kind,
             entries: ListSpan::default(),
-            deps,
+            deps: ListSpan::default(),
             dependents: ListSpan::default(),
             compressed_bytes: 0,
             decoded_bytes: 0,
@@ -586,11 +662,10 @@ impl<'a> FilePlanner<'a> {
     fn early_steps(&mut self, rg: Rg<'_>) -> EarlySteps {
         let (bloom_header, bloom_blocks) = self.bloom_steps(rg);
         let bloom_decision = bloom_blocks.or(bloom_header);
-        let dictionary = self.dictionary_step(rg, bloom_decision.is_some(), bloom_header);
-        let (indexes, column_index_present) = self.index_step(rg, bloom_decision, dictionary);
+        self.dictionary_step(rg, bloom_decision.is_some());
+        let (indexes, column_index_present) = self.index_step(rg);
         EarlySteps {
             bloom_decision,
-            dictionary,
             indexes,
             column_index_present,
         }
@@ -616,10 +691,10 @@ impl<'a> FilePlanner<'a> {
             }
             self.bloom_blocks(rg, c, loc, &mut blocks);
         }
-        let header_step = (!headers.is_empty())
-            .then(|| self.push_step(rg, StepKind::BloomHeader, &headers, (&[], None)));
-        let blocks_step = (!blocks.is_empty())
-            .then(|| self.push_step(rg, StepKind::BloomBlocks, &blocks, (&[], header_step)));
+        let header_step =
+            (!headers.is_empty()).then(|| self.push_step(rg, StepKind::BloomHeader, &headers));
+        let blocks_step =
+            (!blocks.is_empty()).then(|| self.push_step(rg, StepKind::BloomBlocks, &blocks));
         (header_step, blocks_step)
     }
 
@@ -665,7 +740,7 @@ impl<'a> FilePlanner<'a> {
     /// Dictionary pages of every column read: an early stage only where a condition can drop
     /// the row group (dictionary filtering, `early`); otherwise they are read with the first
     /// pages of their chunk.
-    fn dictionary_step(&mut self, rg: Rg<'_>, early: bool, header: Option<u32>) -> Option<u32> {
+    fn dictionary_step(&mut self, rg: Rg<'_>, early: bool) -> Option<u32> {
         if !early {
             return None;
         }
@@ -682,18 +757,12 @@ impl<'a> FilePlanner<'a> {
             .into_iter()
             .map(|r| self.b.add(r, 0, ReadKind::Dictionary))
             .collect();
-        let after = if self.input.planned { None } else { header };
-        Some(self.push_step(rg, StepKind::Dictionary, &dicts, (&[], after)))
+        Some(self.push_step(rg, StepKind::Dictionary, &dicts))
     }
 
     /// Column indexes (condition columns) and offset indexes (columns read): (the step,
     /// whether a column index was read).
-    fn index_step(
-        &mut self,
-        rg: Rg<'_>,
-        bloom_decision: Option<u32>,
-        dictionary: Option<u32>,
-    ) -> (Option<u32>, bool) {
+    fn index_step(&mut self, rg: Rg<'_>) -> (Option<u32>, bool) {
         let input = self.input;
         if !input.use_offset_index {
             return (None, false);
@@ -723,13 +792,7 @@ impl<'a> FilePlanner<'a> {
         if idx.is_empty() {
             return (None, column_index_present);
         }
-        let (first, second) = if input.planned {
-            (None, None)
-        } else {
-            (bloom_decision, dictionary)
-        };
-        let deps: &[u32] = first.as_slice();
-        let step = self.push_step(rg, StepKind::Indexes, &idx, (deps, second));
+        let step = self.push_step(rg, StepKind::Indexes, &idx);
         (Some(step), column_index_present)
     }
 
@@ -839,15 +902,7 @@ impl<'a> FilePlanner<'a> {
             last_page: vec![None; columns.len()],
             columns,
         };
-        // Page steps wait for every earlier stage of their row group.
-        let stage_deps: Vec<u32> = early
-            .bloom_decision
-            .into_iter()
-            .chain(early.dictionary)
-            .chain(early.indexes)
-            .collect();
         let mut subgroups = 0;
-        let mut previous_last: Option<u32> = None;
         // One pair of candidate buffers for every subgroup of the row group.
         let (mut pw, mut main) = (PageStep::default(), PageStep::default());
         for k in 0..rows.div_ceil(sub_rows) {
@@ -863,17 +918,16 @@ impl<'a> FilePlanner<'a> {
             let steps = (&mut pw, &mut main);
             let counts = (kept_rows, pass_rows);
             self.subgroup_pages(rg, &mut pages, slices, lo..hi, counts, steps);
-            let after = previous_last.filter(|_| self.input.sequential_subgroups);
             let rows = SubgroupRows {
                 kept: kept_rows,
                 pass: pass_rows,
             };
-            let deps = (stage_deps.as_slice(), after);
-            let Some(last) = self.push_subgroup(rg, subgroups, (&pw, &main), deps, rows) else {
-                continue;
-            };
-            previous_last = Some(last);
-            subgroups += 1;
+            if self
+                .push_subgroup(rg, subgroups, (&pw, &main), rows)
+                .is_some()
+            {
+                subgroups += 1;
+            }
         }
         subgroups
     }
@@ -946,7 +1000,6 @@ impl<'a> FilePlanner<'a> {
         rg: Rg<'_>,
         sub: u32,
         (pw, main): (&PageStep, &PageStep),
-        deps: (&[u32], Option<u32>),
         rows: SubgroupRows,
     ) -> Option<u32> {
         let input = self.input;
@@ -956,16 +1009,12 @@ impl<'a> FilePlanner<'a> {
             .all(|c| input.prewhere_columns.contains(c));
         let mut last = None;
         if !pw.candidates.is_empty() {
-            let s = self.push_step(rg, StepKind::Prewhere(sub), &pw.candidates, deps);
+            let s = self.push_step(rg, StepKind::Prewhere(sub), &pw.candidates);
             self.set_decode(s, pw.compressed_bytes, pw.decoded_bytes, rows.kept);
             last = Some(s);
         }
         if !main.candidates.is_empty() && rows.pass > 0 {
-            let deps = match last {
-                Some(p) => (&[][..], Some(p)),
-                None => deps,
-            };
-            let s = self.push_step(rg, StepKind::Main(sub), &main.candidates, deps);
+            let s = self.push_step(rg, StepKind::Main(sub), &main.candidates);
             self.set_decode(s, main.compressed_bytes, main.decoded_bytes, rows.pass);
             last = Some(s);
         }
@@ -987,18 +1036,18 @@ impl<'a> FilePlanner<'a> {
         }
     }
 
-    /// Merges the candidates into entries and gives each step its entries.
+    /// Merges the candidates into entries and gives each step its entries (deps come with
+    /// [`PlanShape::wired`]).
     fn finish(self) -> FilePlan {
         let FilePlanner {
             b,
             mut steps,
-            mut step_lists,
             row_groups,
             ..
         } = self;
         let (entries, map) = merge_candidates(&b.candidates);
         let mut entry_consumers = vec![0u32; entries.len()];
-        step_lists.reserve(b.candidate_lists.len());
+        let mut step_lists = Vec::with_capacity(b.candidate_lists.len());
         let mut e: Vec<u32> = Vec::new();
         for (step, cands) in steps.iter_mut().zip(&b.step_candidates) {
             let cands = b.candidate_lists.get(cands.range()).unwrap_or_default();
@@ -1017,7 +1066,6 @@ impl<'a> FilePlanner<'a> {
             }
             step.entries = ListSpan::append(&mut step_lists, &e, None);
         }
-        add_dependents(&mut steps, &mut step_lists);
         let (whole_chunk_starts, whole_chunk_lists) = whole_chunks(&entries);
         debug_assert!(entries
             .windows(2)
@@ -1523,6 +1571,63 @@ pub(crate) mod tests {
         assert!(expected.iter().filter(|d| !d.is_empty()).count() > 3);
         for (s, want) in plan.steps.iter().zip(&expected) {
             assert_eq!(plan.dependents_of(s), want.as_slice());
+        }
+    }
+
+    #[test]
+    fn every_wiring_of_one_shape_waits_as_the_stages_say() {
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 1,
+            columns: 2,
+            pages: 6,
+            bloom: true,
+            ..TableShape::default()
+        });
+        let mut q = input(&[0, 1], 0..1);
+        q.prewhere_columns = &[0];
+        q.prewhere_selectivity = 1.0;
+        q.bloom_columns = &[1];
+        let shape = plan_shape(&t.files[0], &q);
+        for (planned, sequential) in [(false, false), (true, false), (false, true), (true, true)] {
+            q.planned = planned;
+            q.sequential_subgroups = sequential;
+            let plan = plan_file(&t.files[0], &q);
+            assert_eq!(plan, shape.wired(q.wiring()), "plan_file wires the shape");
+            let kinds: Vec<StepKind> = plan.steps.iter().map(|s| s.kind).collect();
+            use StepKind::*;
+            assert_eq!(
+                kinds,
+                [
+                    BloomHeader,
+                    BloomBlocks,
+                    Dictionary,
+                    Indexes,
+                    Prewhere(0),
+                    Main(0),
+                    Prewhere(1),
+                    Main(1)
+                ]
+            );
+            let coupled = |d: &'static [u32]| if planned { &[][..] } else { d };
+            let after_first: &[u32] = if sequential {
+                &[1, 2, 3, 5]
+            } else {
+                &[1, 2, 3]
+            };
+            let want: [&[u32]; 8] = [
+                &[],
+                &[0],
+                coupled(&[0]),
+                coupled(&[1, 2]),
+                &[1, 2, 3],
+                &[4],
+                after_first,
+                &[6],
+            ];
+            for (s, w) in plan.steps.iter().zip(want) {
+                assert_eq!(plan.deps_of(s), w, "{:?}, planned {planned}", s.kind);
+            }
         }
     }
 

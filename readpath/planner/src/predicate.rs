@@ -14,7 +14,7 @@ use layout::{MinMax, RowGroup, StatValue};
 use std::cmp::Ordering;
 
 /// A comparison operator between a column and a literal.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
     Lt,
     Le,
@@ -36,7 +36,7 @@ impl CmpOp {
 }
 
 /// One term of the conjunction.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Term {
     /// `column op value`.
     Compare {
@@ -79,7 +79,7 @@ fn compare_may_hold(op: CmpOp, value: &StatValue, mm: &MinMax) -> bool {
 }
 
 /// All terms must hold (an empty predicate keeps everything).
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Predicate {
     pub terms: Vec<Term>,
     /// The predicate as written, for reports.

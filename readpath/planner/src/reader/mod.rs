@@ -281,6 +281,8 @@ struct StartScratch {
     to_read: Vec<u32>,
     owner: Owners,
     ready_now: Vec<u32>,
+    /// `whole_short_chunks`'s (chunk, earliest owner) pairs.
+    chunks: Vec<(u32, Option<(u32, u32)>)>,
 }
 
 /// The parsing threads: decodes, inline reads on threads of their own, blocked decode tasks.

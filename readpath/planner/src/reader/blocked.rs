@@ -163,26 +163,12 @@ impl ClickHouseReader {
         // past the last of them, nothing is admitted.
         let mut waiting_seen = 0;
         let mut rg = u.first_incomplete;
-        // The unit's blocked tasks in step order, hence in row-group order: a row group's
-        // blocked task is its current decode step (it blocked as that, and a step that stops
-        // waiting is unblocked), so a row group that has one needs no search.
-        let mut blocked_at = 0;
         while held < self.cfg.column_data_threads
             && threads_held < self.cfg.max_parsing_threads
             && waiting_seen < u.started_decodes_not_ready
         {
             let Some(state) = u.rgs.get(rg) else { break };
-            let blocked = self.next_blocked_in(u, &mut blocked_at, rg);
-            if let Some(s) = blocked.filter(|_| !state.complete && !state.dropped) {
-                debug_assert_eq!(Self::current_decode_step(u, rg), Some(s));
-                debug_assert!(u
-                    .steps
-                    .get(s as usize)
-                    .is_some_and(|st| st.status == StepStatus::Started));
-                // Counted as the search below would count it (twice, as there).
-                held += 1;
-                waiting_seen += 1;
-            } else if !state.complete && !state.dropped {
+            if !state.complete && !state.dropped {
                 if let Some(s) = Self::current_decode_step(u, rg) {
                     let waiting = u
                         .steps
@@ -222,20 +208,6 @@ impl ClickHouseReader {
             // The parsing threads stopped it: it may admit more once one is free.
             self.threads.wake.starve(u.id);
         }
-    }
-
-    /// The step of unit `u`'s blocked task in row group `rg`, if it has one; `at` walks the
-    /// unit's blocked tasks (in step order) as `rg` grows.
-    fn next_blocked_in(&self, u: &OpenUnit, at: &mut usize, rg: usize) -> Option<u32> {
-        let tasks = self.threads.blocked.get(u.id as usize)?;
-        let rg_of = |i: usize| {
-            let (s, _) = tasks.get(i)?;
-            u.plan.steps.get(*s as usize).map(|p| (p.rg as usize, *s))
-        };
-        while rg_of(*at).is_some_and(|(r, _)| r < rg) {
-            *at += 1;
-        }
-        rg_of(*at).filter(|&(r, _)| r == rg).map(|(_, s)| s)
     }
 
     /// The decode step of row group `rg`'s current subgroup that is not finished, if any.

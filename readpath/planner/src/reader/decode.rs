@@ -169,10 +169,11 @@ impl ClickHouseReader {
         } else if let Some(c) = charge {
             self.release_charge(c)?;
         }
+        let ending = u32::from(plan_step.ends_subgroup);
         if let Some(r) = u.rgs.get_mut(rg) {
-            match r.pending_decodes.pop_front() {
-                Some(next) => self.threads.decode_queue.push_back(u.id, next),
-                None => decrement(&mut r.active_decodes),
+            decrement(&mut r.active_decodes);
+            if !r.pending_decodes.is_empty() {
+                self.release_decodes(u, rg, ending);
             }
         }
         self.finish_step(u, s)

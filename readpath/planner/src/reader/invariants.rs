@@ -5,7 +5,10 @@
 
 use limits::u32_of;
 
-use super::{ClickHouseReader, IcebergPhase, Purpose, ReadStatus, Runner, StepStatus};
+use super::{
+    ClickHouseReader, IcebergPhase, OpenUnit, Purpose, ReadStatus, RgState, Runner, StepStatus,
+};
+use crate::plan::RowGroupPlan;
 
 /// How many alive reads are in each status.
 #[derive(Default)]
@@ -211,8 +214,57 @@ impl ClickHouseReader {
                         unit.id
                     );
                 }
+                self.check_decode_order(unit, rg, state, plan);
             }
         }
+    }
+
+    /// A row group decodes its subgroups in order: the decodes queued or running (its
+    /// `Decoding` steps not pending) are of its first `parallel_subgroups` unfinished
+    /// subgroups, at most that many, and its pending ones are in step order.
+    fn check_decode_order(&self, unit: &OpenUnit, rg: usize, state: &RgState, plan: &RowGroupPlan) {
+        let cap = self.cfg.parallel_subgroups;
+        let mut active = 0;
+        for s in plan.steps.clone() {
+            let decoding = unit
+                .steps
+                .get(s as usize)
+                .is_some_and(|st| st.status == StepStatus::Decoding);
+            if !decoding || state.pending_decodes.contains(&s) {
+                continue;
+            }
+            active += 1;
+            let subgroup = unit
+                .plan
+                .steps
+                .get(s as usize)
+                .map_or(0, |p| p.kind.subgroup());
+            assert!(
+                subgroup < state.subgroups_done + cap,
+                "unit {}, row group {rg}: subgroup {subgroup} decodes with {} done (at most {cap} at once, in order)",
+                unit.id,
+                state.subgroups_done
+            );
+        }
+        assert_eq!(
+            active, state.active_decodes,
+            "unit {}, row group {rg}: decodes queued or running",
+            unit.id
+        );
+        assert!(
+            active <= cap,
+            "unit {}, row group {rg}: {active} decodes",
+            unit.id
+        );
+        assert!(
+            state
+                .pending_decodes
+                .iter()
+                .zip(state.pending_decodes.iter().skip(1))
+                .all(|(a, b)| a < b),
+            "unit {}, row group {rg}: pending decodes in step order",
+            unit.id
+        );
     }
 
     fn check_iceberg(&self, c: &StatusCounts) {

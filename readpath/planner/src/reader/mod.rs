@@ -80,7 +80,10 @@ struct RgState {
     /// Where the search for the current subgroup's decode step starts: every step of the row
     /// group before it is an early stage, of an earlier subgroup, or finished ([`blocked`]).
     decode_search_from: u32,
+    /// Decodes queued or running (at most `parallel_subgroups`).
     active_decodes: u32,
+    /// Decode steps whose bytes are in, waiting for their subgroup's turn or a slot, in step
+    /// (hence subgroup) order.
     pending_decodes: VecDeque<u32>,
 }
 

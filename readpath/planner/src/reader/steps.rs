@@ -337,16 +337,62 @@ impl ClickHouseReader {
             st.status = StepStatus::Decoding;
         }
         let cap = self.cfg.parallel_subgroups;
+        let subgroup = plan_step.kind.subgroup();
         if let Some(r) = u.rgs.get_mut(rg) {
-            if r.active_decodes < cap {
+            if r.pending_decodes.is_empty() && Self::decode_turn(r, subgroup, cap, 0) {
                 r.active_decodes += 1;
                 self.threads.decode_queue.push_back(u.id, s);
                 self.threads.scan_needed = true;
             } else {
-                r.pending_decodes.push_back(s);
+                // Usually the last: steps of later subgroups come ready later.
+                match r.pending_decodes.back() {
+                    Some(&last) if last > s => {
+                        let at = r.pending_decodes.partition_point(|&p| p < s);
+                        r.pending_decodes.insert(at, s);
+                    }
+                    _ => r.pending_decodes.push_back(s),
+                }
+                self.release_decodes(u, rg, 0);
             }
         }
         Ok(())
+    }
+
+    /// Whether a decode of `subgroup` may be queued in a row group in state `r`, with
+    /// `ending` more of its subgroups about to finish: a slot is free and the subgroup is among
+    /// the first `cap` unfinished ones.
+    fn decode_turn(r: &RgState, subgroup: u32, cap: u32, ending: u32) -> bool {
+        let done = r.subgroups_done + ending;
+        debug_assert!(subgroup >= done, "a finished subgroup decodes no more");
+        r.active_decodes < cap && subgroup < done + cap
+    }
+
+    /// Queues for a parsing thread the decodes of row group `rg` whose turn it is: a row group
+    /// decodes its subgroups in order, one at a time (`ReadManager::finishRowSubgroupStage`
+    /// starts a subgroup's `ColumnData` tasks once the one before finished: "sequential: one
+    /// subgroup at a time"), or up to `input_format_parquet_parallel_subgroups` at once with R10.
+    /// A later subgroup whose bytes came first waits for its turn.
+    /// `ending`: 1 when the decode that just finished ends its subgroup, whose successor's turn
+    /// comes now (queued where a finished decode hands its slot on, before the step finishes).
+    pub(super) fn release_decodes(&mut self, u: &mut OpenUnit, rg: usize, ending: u32) {
+        let cap = self.cfg.parallel_subgroups;
+        let Some(r) = u.rgs.get_mut(rg) else {
+            return;
+        };
+        while let Some(&s) = r.pending_decodes.front() {
+            let subgroup = u
+                .plan
+                .steps
+                .get(s as usize)
+                .map_or(0, |p| p.kind.subgroup());
+            if !Self::decode_turn(r, subgroup, cap, ending) {
+                break;
+            }
+            r.pending_decodes.pop_front();
+            r.active_decodes += 1;
+            self.threads.decode_queue.push_back(u.id, s);
+            self.threads.scan_needed = true;
+        }
     }
 
     pub(super) fn consume_entries(&mut self, u: &mut OpenUnit, s: u32) -> Result<(), PlanError> {

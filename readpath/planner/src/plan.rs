@@ -780,9 +780,9 @@ impl<'a> FilePlanner<'a> {
     /// Dictionary pages of every column read: an early stage only where a condition can drop
     /// the row group (dictionary filtering, `early`); otherwise they are read with the first
     /// pages of their chunk.
-    fn dictionary_step(&mut self, rg: Rg<'_>, early: bool) -> Option<u32> {
+    fn dictionary_step(&mut self, rg: Rg<'_>, early: bool) {
         if !early {
-            return None;
+            return;
         }
         let ranges: Vec<ByteRange> = self
             .read_columns
@@ -791,13 +791,13 @@ impl<'a> FilePlanner<'a> {
             .map(|r| self.clip(r))
             .collect();
         if ranges.is_empty() {
-            return None;
+            return;
         }
         let dicts: Vec<u32> = ranges
             .into_iter()
             .map(|r| self.b.add(r, 0, ReadKind::Dictionary))
             .collect();
-        Some(self.push_step(rg, StepKind::Dictionary, &dicts))
+        self.push_step(rg, StepKind::Dictionary, &dicts);
     }
 
     /// Column indexes (condition columns) and offset indexes (columns read): (the step,

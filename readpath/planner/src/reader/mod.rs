@@ -18,8 +18,10 @@ use crate::query::QuerySpec;
 use crate::strategy::{Family, FooterRead, Strategy};
 mod blocked;
 mod decode;
+mod dense_ids;
 mod id_set;
 mod invariants;
+mod owners;
 mod reads;
 mod steps;
 mod units;
@@ -272,9 +274,7 @@ impl Io {
     }
 }
 
-/// Per entry a batch of steps requests, the earliest (row group, subgroup) that asks for it:
-/// the read serving it is that subgroup's (`rustc_hash` has no random state).
-type Owners = rustc_hash::FxHashMap<u32, (u32, u32)>;
+use owners::Owners;
 
 /// `start_steps`'s buffers, kept between calls (emptied, with their capacity) so that starting
 /// steps allocates nothing once they have grown: the entries to read, who each is read for,
@@ -286,6 +286,8 @@ struct StartScratch {
     ready_now: Vec<u32>,
     /// `whole_short_chunks`'s (chunk, earliest owner) pairs.
     chunks: Vec<(u32, Option<(u32, u32)>)>,
+    /// Sorts `to_read` and drops its repeats.
+    ids: dense_ids::DenseIds,
 }
 
 /// The parsing threads: decodes, inline reads on threads of their own, blocked decode tasks.

@@ -94,9 +94,8 @@ impl ClickHouseReader {
                 // group's current subgroup waits for must be recognised as privileged.
                 let (rg, subgroup) = entries
                     .iter()
-                    .filter_map(|e| owner.get(e))
+                    .filter_map(|&e| owner.get(e))
                     .min()
-                    .copied()
                     .unwrap_or((0, 0));
                 let planned = PlannedRead {
                     read_id: id,

@@ -137,8 +137,8 @@ impl ClickHouseReader {
         // Taken, not borrowed: readiness below may start steps again (with fresh buffers).
         let mut scratch = std::mem::take(&mut self.start_scratch);
         let r = self.start_steps_with(u, batch, cache, &mut scratch);
+        scratch.owner.clear(&scratch.to_read);
         scratch.to_read.clear();
-        scratch.owner.clear();
         scratch.ready_now.clear();
         self.start_scratch = scratch;
         r
@@ -154,13 +154,14 @@ impl ClickHouseReader {
     ) -> Result<(), PlanError> {
         debug_assert!(scratch.to_read.is_empty() && scratch.owner.is_empty());
         debug_assert!(scratch.ready_now.is_empty());
-        // `owner` is looked up by entry, never walked: a hash map (a B-tree here was a fifth
-        // of `single-large-file`, whose planned start asks for every row group at once).
+        // `owner` is looked up by entry, never walked: a vector by entry (a B-tree here was a
+        // fifth of `single-large-file`, whose planned start asks for every row group at once).
         let StartScratch {
             to_read,
             owner,
             ready_now,
             chunks,
+            ids,
         } = scratch;
         for &s in batch {
             let Some(plan_step) = u.plan.steps.get(s as usize) else {
@@ -203,8 +204,7 @@ impl ClickHouseReader {
                         u.waiters.push(ei, s);
                         to_read.push(e);
                         let key = (plan_step.rg, plan_step.kind.subgroup());
-                        let o = owner.entry(e).or_insert(key);
-                        *o = (*o).min(key);
+                        owner.keep_earliest(e, key);
                     }
                 }
             }
@@ -213,11 +213,10 @@ impl ClickHouseReader {
                 ready_now.push(s);
             }
         }
+        ids.sort_dedup(to_read);
         if self.cfg.subgroups {
-            self.whole_short_chunks(u, to_read, owner, chunks);
+            self.whole_short_chunks(u, to_read, owner, chunks, ids);
         }
-        to_read.sort_unstable();
-        to_read.dedup();
         if !to_read.is_empty() {
             self.create_reads(u, to_read, owner, cache)?;
         }
@@ -232,20 +231,24 @@ impl ClickHouseReader {
     /// requests them all ([`crate::plan::Entry::whole_chunk`]), on that subgroup's behalf.
     /// Linear in `to_read` plus the chunks' entries: a planned redesign start asks for every
     /// row group's entries at once (a quadratic version was 62% of `single-large-file`).
+    /// `to_read` comes sorted and without repeats, and leaves so.
     fn whole_short_chunks(
         &mut self,
         u: &mut OpenUnit,
         to_read: &mut Vec<u32>,
         owner: &mut Owners,
         chunks: &mut Vec<(u32, Option<(u32, u32)>)>,
+        ids: &mut dense_ids::DenseIds,
     ) {
+        debug_assert!(to_read.windows(2).all(|w| w[0] < w[1]));
         // Each short chunk some requested entry lies in, with the earliest owner among them:
         // (chunk, owner) pairs sorted by chunk, then folded (a `BTreeMap` by chunk here was a
-        // fifth of `start_steps` on `single-large-file`).
+        // fifth of `start_steps` on `single-large-file`). Taken from entries in offset order,
+        // the pairs come nearly sorted already, which the sort sees in linear time.
         chunks.clear();
         chunks.extend(to_read.iter().filter_map(|&e| {
             let w = u.plan.entries.get(e as usize).map(|x| x.whole_chunk)?;
-            (w != 0).then(|| (w, owner.get(&e).copied()))
+            (w != 0).then(|| (w, owner.get(e)))
         }));
         chunks.sort_unstable_by_key(|&(w, _)| w);
         chunks.dedup_by(|later, kept| {
@@ -261,8 +264,6 @@ impl ClickHouseReader {
         if chunks.is_empty() {
             return;
         }
-        to_read.sort_unstable();
-        to_read.dedup();
         let requested = to_read.len();
         for &(w, earliest) in chunks.iter() {
             let key = earliest.unwrap_or((0, 0));
@@ -270,9 +271,12 @@ impl ClickHouseReader {
                 let idle = u.entry_state.get(e as usize) == Some(&EntryState::Idle);
                 if idle && to_read[..requested].binary_search(&e).is_err() {
                     to_read.push(e);
-                    owner.entry(e).or_insert(key);
+                    owner.keep_first(e, key);
                 }
             }
+        }
+        if to_read.len() > requested {
+            ids.sort_dedup(to_read);
         }
     }
 

@@ -1,0 +1,100 @@
+//! Who a batch of started steps reads each entry for: per entry, the earliest (row group,
+//! subgroup) that asked for it; the read serving it is that subgroup's.
+//!
+//! Indexed by entry, not hashed: a planned start asks for every row group's entries at once
+//! (21,114 of a 26,622-entry plan on `single-large-file`), and the entries of a batch are
+//! exactly the ones it reads, so they are also the ones to clear after it.
+
+/// No owner.
+const NONE: (u32, u32) = (u32::MAX, u32::MAX);
+
+/// See the module comment. Every slot is [`NONE`] outside a batch.
+#[derive(Debug, Default)]
+pub(super) struct Owners {
+    by_entry: Vec<(u32, u32)>,
+    /// Entries with an owner.
+    owned: usize,
+}
+
+impl Owners {
+    /// The owner of `entry`, if it has one.
+    pub(super) fn get(&self, entry: u32) -> Option<(u32, u32)> {
+        self.by_entry
+            .get(entry as usize)
+            .copied()
+            .filter(|&o| o != NONE)
+    }
+
+    /// Makes `owner` the owner of `entry` if it has none or a later one.
+    pub(super) fn keep_earliest(&mut self, entry: u32, owner: (u32, u32)) {
+        debug_assert_ne!(owner, NONE, "an owner is a real (row group, subgroup)");
+        let slot = self.slot(entry);
+        let new = *slot == NONE;
+        *slot = (*slot).min(owner);
+        self.owned += usize::from(new);
+    }
+
+    /// Makes `owner` the owner of `entry` if it has none.
+    pub(super) fn keep_first(&mut self, entry: u32, owner: (u32, u32)) {
+        debug_assert_ne!(owner, NONE, "an owner is a real (row group, subgroup)");
+        let slot = self.slot(entry);
+        if *slot == NONE {
+            *slot = owner;
+            self.owned += 1;
+        }
+    }
+
+    /// Forgets the owners of `entries`, which must name every entry given one since the last
+    /// call.
+    pub(super) fn clear(&mut self, entries: &[u32]) {
+        for &e in entries {
+            if let Some(slot) = self.by_entry.get_mut(e as usize) {
+                if *slot != NONE {
+                    *slot = NONE;
+                    self.owned -= 1;
+                }
+            }
+        }
+        debug_assert_eq!(self.owned, 0, "an entry kept an owner past its batch");
+    }
+
+    /// Whether no entry has an owner.
+    pub(super) fn is_empty(&self) -> bool {
+        self.owned == 0
+    }
+
+    fn slot(&mut self, entry: u32) -> &mut (u32, u32) {
+        let i = entry as usize;
+        if i >= self.by_entry.len() {
+            self.by_entry.resize(i + 1, NONE);
+        }
+        // In bounds: just grown to it.
+        &mut self.by_entry[i]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_earliest_owner_stays_and_clearing_forgets_every_one() {
+        let mut o = Owners::default();
+        o.keep_earliest(5, (3, 1));
+        o.keep_earliest(5, (2, 4));
+        o.keep_earliest(5, (2, 7));
+        o.keep_first(9, (4, 0));
+        o.keep_first(9, (1, 0));
+        o.keep_first(0, (8, 8));
+        assert_eq!(o.get(5), Some((2, 4)));
+        assert_eq!(o.get(9), Some((4, 0)));
+        assert_eq!(o.get(0), Some((8, 8)));
+        assert_eq!(o.get(1), None);
+        assert_eq!(o.get(1_000), None);
+        assert!(!o.is_empty());
+        o.clear(&[0, 5, 9]);
+        assert!(o.is_empty());
+        assert!(o.by_entry.iter().all(|&x| x == NONE));
+        assert_eq!(o.get(5), None);
+    }
+}

@@ -1335,6 +1335,7 @@ fn round_u64(x: f64) -> u64 {
     (x + 0.5) as u64
 }
 
+#[inline]
 fn normal(rng: &mut Pcg64) -> f64 {
     StandardNormal.sample(rng)
 }

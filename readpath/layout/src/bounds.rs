@@ -29,20 +29,29 @@ struct Totals {
 }
 
 impl Totals {
+    /// Inlined, its error apart: it runs once per column chunk (a call returning the error by
+    /// value was 3% of `many-small-files`).
+    #[inline]
     fn add(at: &str, what: &str, sum: &mut u64, value: u64) -> Result<(), LayoutError> {
         match sum.checked_add(value) {
             Some(s) if s <= MAX_TABLE_TOTAL => {
                 *sum = s;
                 Ok(())
             }
-            _ => Err(past(
-                at.to_string(),
-                &format!("the table's {what}"),
-                sum.saturating_add(value),
-                "MAX_TABLE_TOTAL",
-                MAX_TABLE_TOTAL,
-            )),
+            _ => Err(Self::past_total(at, what, sum.saturating_add(value))),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn past_total(at: &str, what: &str, total: u64) -> LayoutError {
+        past(
+            at.to_string(),
+            &format!("the table's {what}"),
+            total,
+            "MAX_TABLE_TOTAL",
+            MAX_TABLE_TOTAL,
+        )
     }
 }
 

@@ -64,39 +64,20 @@ impl ClickHouseReader {
                 unit: u.id,
                 stream: u.stream,
             };
-            let id = self.new_read(u, purpose, task.range, kind, subranges, entries.clone())?;
-            let mut distinct = entries.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            for &e in &entries {
-                let ei = e as usize;
-                if let Some(st) = u.entry_state.get_mut(ei) {
-                    if *st == EntryState::Idle {
-                        *st = EntryState::Requested;
-                    }
-                }
-                if let Some(p) = u.entry_pieces.get_mut(ei) {
-                    *p += 1;
-                }
-            }
-            for &e in &distinct {
-                match u.entry_read.get_mut(e as usize) {
-                    Some(slot @ None) => *slot = Some(id),
-                    Some(Some(_)) => u.extra_reads.entry(e).or_default().push(id),
-                    None => debug_assert!(false, "entry {e} outside the file's plan"),
-                }
-            }
+            // The earliest (row group, subgroup) served: a read the first incomplete row
+            // group's current subgroup waits for must be recognised as privileged.
+            let earliest = entries
+                .iter()
+                .filter_map(|&e| owner.get(e))
+                .min()
+                .unwrap_or((0, 0));
+            let id = self.new_read(u, purpose, task.range, kind, subranges, entries)?;
+            let distinct = self.note_requested(u, id);
             if let Some(r) = self.io.reads.get_mut(&id) {
-                r.unconsumed = u32_of(distinct.len());
+                r.unconsumed = distinct;
             }
             if self.cfg.planned {
-                // The earliest (row group, subgroup) served: a read the first incomplete row
-                // group's current subgroup waits for must be recognised as privileged.
-                let (rg, subgroup) = entries
-                    .iter()
-                    .filter_map(|&e| owner.get(e))
-                    .min()
-                    .unwrap_or((0, 0));
+                let (rg, subgroup) = earliest;
                 let planned = PlannedRead {
                     read_id: id,
                     bytes: task.range.len(),
@@ -114,6 +95,44 @@ impl ClickHouseReader {
             }
         }
         Ok(())
+    }
+
+    /// Marks the entries read `id` serves as requested (each served piece counted) and the
+    /// read as theirs; returns how many distinct entries it serves. A read's pieces are nearly
+    /// always distinct entries in order, so a sorted copy is made only when they are not.
+    fn note_requested(&self, u: &mut OpenUnit, id: u64) -> u32 {
+        let Some(served) = self.io.reads.get(&id).map(|r| &r.served) else {
+            return 0;
+        };
+        for &e in served {
+            let ei = e as usize;
+            if let Some(st) = u.entry_state.get_mut(ei) {
+                if *st == EntryState::Idle {
+                    *st = EntryState::Requested;
+                }
+            }
+            if let Some(p) = u.entry_pieces.get_mut(ei) {
+                *p += 1;
+            }
+        }
+        let sorted_copy;
+        let distinct: &[u32] = if served.windows(2).all(|w| w[0] < w[1]) {
+            served
+        } else {
+            let mut d = served.clone();
+            d.sort_unstable();
+            d.dedup();
+            sorted_copy = d;
+            &sorted_copy
+        };
+        for &e in distinct {
+            match u.entry_read.get_mut(e as usize) {
+                Some(slot @ None) => *slot = Some(id),
+                Some(Some(_)) => u.extra_reads.entry(e).or_default().push(id),
+                None => debug_assert!(false, "entry {e} outside the file's plan"),
+            }
+        }
+        u32_of(distinct.len())
     }
 
     pub(super) fn new_read(

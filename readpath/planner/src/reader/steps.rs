@@ -243,8 +243,9 @@ impl ClickHouseReader {
         debug_assert!(to_read.windows(2).all(|w| w[0] < w[1]));
         // Each short chunk some requested entry lies in, with the earliest owner among them:
         // (chunk, owner) pairs sorted by chunk, then folded (a `BTreeMap` by chunk here was a
-        // fifth of `start_steps` on `single-large-file`). Taken from entries in offset order,
-        // the pairs come nearly sorted already, which the sort sees in linear time.
+        // fifth of `start_steps` on `single-large-file`). Taken from the entries in offset order,
+        // the pairs are already sorted when the file's chunks lie in the order they are
+        // numbered, and the sort then ends after one pass.
         chunks.clear();
         chunks.extend(to_read.iter().filter_map(|&e| {
             let w = u.plan.entries.get(e as usize).map(|x| x.whole_chunk)?;

@@ -492,10 +492,8 @@ impl IoWorld {
 
     pub fn next_event_ns(&self) -> Option<u64> {
         let refused = self.refused.first().map(|r| r.0);
-        [self.client.next_event_ns(), self.local.peek_time(), refused]
-            .into_iter()
-            .flatten()
-            .min()
+        let local = crate::earliest(self.local.peek_time(), refused);
+        crate::earliest(self.client.next_event_ns(), local)
     }
 
     /// Advances the world to `now` and appends the reader events that happened, in time order.

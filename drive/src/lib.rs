@@ -94,6 +94,16 @@ enum Local {
     Consumed { id: planner::ChunkId, busy_ns: u64 },
 }
 
+/// The earlier of two times, either of which may be absent. Asked on every turn of the loop
+/// (an array of options flattened and folded cost more than the comparison).
+#[inline]
+pub(crate) fn earliest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Seeds of one run: common random numbers across arms (the arm is not part of the seed).
 pub fn run_seed(root: u64, query_index: usize) -> u64 {
     engine::splitmix64(root ^ engine::splitmix64(query_index as u64 + 1))
@@ -151,10 +161,7 @@ pub fn run_in<W: World>(
             break;
         }
         timeline.sample(now, &reader, world.reads_open());
-        let deadline = [cpu.next_time(), reader.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min();
+        let deadline = earliest(cpu.next_time(), reader.poll_timeout());
         let Some(next) = world.wait(now, deadline, &mut batch)? else {
             let s = reader.status();
             return Err(RunError::Stalled {

@@ -56,11 +56,7 @@ impl World for SimWorld {
         deadline_ns: Option<u64>,
         events: &mut Vec<(u64, Event)>,
     ) -> Result<Option<u64>, RunError> {
-        let Some(next) = [deadline_ns, self.io.next_event_ns()]
-            .into_iter()
-            .flatten()
-            .min()
-        else {
+        let Some(next) = crate::earliest(deadline_ns, self.io.next_event_ns()) else {
             return Ok(None);
         };
         let next = next.max(now_ns);

@@ -9,8 +9,7 @@ impl ClickHouseReader {
         // Where the scan resumes: a pick only takes a thread, memory and a unit's slot, so an
         // entry refused before it stays refused (the scan was quadratic in the queue).
         let mut from = 0;
-        self.threads.scans += 1;
-        let scan = self.threads.scans;
+        self.threads.decode_queue.begin_scan();
         while self.threads.held() < self.cfg.max_parsing_threads
             && !self.threads.decode_queue.is_empty()
         {
@@ -24,14 +23,12 @@ impl ClickHouseReader {
                 break;
             }
             let mut picked = None;
-            for i in from..self.threads.decode_queue.len() {
+            let mut at = from;
+            while let Some(i) = self.next_startable(at) {
+                at = i + 1;
                 let Some(&(uid, s)) = self.threads.decode_queue.get(i) else {
                     break;
                 };
-                if self.threads.slots_full(uid, scan) {
-                    debug_assert!(!self.column_data_slot_free(uid), "a pick freed a slot");
-                    continue;
-                }
                 let Some(u) = self.units.open.get(uid as usize).and_then(|u| u.as_deref()) else {
                     picked = Some((i, None));
                     break;
@@ -39,10 +36,7 @@ impl ClickHouseReader {
                 let Some(plan_step) = u.plan.steps.get(s as usize) else {
                     continue;
                 };
-                if !self.column_data_slot_free(uid) {
-                    self.threads.set_slots_full(uid, scan);
-                    continue;
-                }
+                debug_assert!(self.column_data_slot_free(uid));
                 let privileged = plan_step.rg as usize == u.first_incomplete;
                 let request = ChargeRequest {
                     stream: u.stream,
@@ -110,6 +104,24 @@ impl ClickHouseReader {
             any = true;
         }
         Ok(any)
+    }
+
+    /// The first entry of the decode queue at or after `from` whose unit may start a decode:
+    /// it is closed (its entry is taken and dropped) or has a free `ColumnData` slot. The scan
+    /// marks the units it finds full (a pick only takes slots) and skips their other entries
+    /// without looking them up; it reads the threads' fields directly, beside the queue it
+    /// walks.
+    fn next_startable(&mut self, from: usize) -> Option<usize> {
+        let open = &self.units.open;
+        let gated = self.cfg.blocked_inline;
+        let cap = self.cfg.column_data_threads;
+        let decoding_by_unit = &self.threads.decoding_by_unit;
+        let blocked = &self.threads.blocked;
+        self.threads.decode_queue.next_startable(from, |uid| {
+            open.get(uid as usize).is_none_or(Option::is_none)
+                || !gated
+                || decoding_in(decoding_by_unit, uid) + blocked_count_in(blocked, uid) < cap
+        })
     }
 
     /// Whether some unit with a queued decode may start one: it is closed (its entries are
@@ -189,6 +201,11 @@ pub(crate) struct DecodeQueue {
     per_unit: Vec<u32>,
     /// The units with at least one entry, in no order.
     units: Vec<u32>,
+    /// `start_decodes` scans so far ([`DecodeQueue::begin_scan`]).
+    scan: u64,
+    /// Per unit id, the last scan that found the unit's `ColumnData` slots full: a pick only
+    /// takes slots, so the rest of that scan skips the unit's entries without asking.
+    full_in_scan: Vec<u64>,
 }
 
 impl DecodeQueue {
@@ -207,6 +224,45 @@ impl DecodeQueue {
     /// The units with at least one entry.
     pub(crate) fn units(&self) -> impl Iterator<Item = u32> + '_ {
         self.units.iter().copied()
+    }
+
+    /// Starts a scan: no unit is known full in it yet.
+    pub(crate) fn begin_scan(&mut self) {
+        self.scan += 1;
+    }
+
+    /// The first entry at or after `from` whose unit `may_start`, over the entries in order
+    /// (the `VecDeque`'s own iterator, not an index each); a unit `may_start` refuses is
+    /// marked full for the rest of the scan and not asked again.
+    pub(crate) fn next_startable(
+        &mut self,
+        from: usize,
+        may_start: impl Fn(u32) -> bool,
+    ) -> Option<usize> {
+        let scan = self.scan;
+        debug_assert!(scan > 0, "a scan begins before it looks");
+        let full = &mut self.full_in_scan;
+        for (k, &(uid, _)) in self
+            .entries
+            .range(from.min(self.entries.len())..)
+            .enumerate()
+        {
+            let u = uid as usize;
+            if full.get(u) == Some(&scan) {
+                debug_assert!(!may_start(uid), "a pick freed a slot");
+                continue;
+            }
+            if may_start(uid) {
+                return Some(from + k);
+            }
+            if full.len() <= u {
+                full.resize(u + 1, 0);
+            }
+            if let Some(at) = full.get_mut(u) {
+                *at = scan;
+            }
+        }
+        None
     }
 
     pub(crate) fn push_back(&mut self, uid: u32, step: u32) {
@@ -280,5 +336,49 @@ mod tests {
         assert!(q.is_empty() && q.units().next().is_none());
         assert_eq!(q.remove(0), None);
         q.check();
+    }
+
+    #[test]
+    fn a_scan_asks_each_unit_once_and_finds_the_first_that_may_start() {
+        let mut q = DecodeQueue::default();
+        for (uid, step) in [(1, 0), (2, 0), (1, 1), (3, 0), (2, 1), (3, 1)] {
+            q.push_back(uid, step);
+        }
+        q.begin_scan();
+        let asked = std::cell::RefCell::new(Vec::new());
+        let only_3 = |uid: u32| {
+            asked.borrow_mut().push(uid);
+            uid == 3
+        };
+        assert_eq!(q.next_startable(0, only_3), Some(3));
+        // Units 1 and 2 were asked once each; their second entries were skipped unasked (a
+        // debug build asks unit 1 again, to assert that it is still full).
+        let want: &[u32] = if cfg!(debug_assertions) {
+            &[1, 2, 1, 3]
+        } else {
+            &[1, 2, 3]
+        };
+        assert_eq!(*asked.borrow(), want);
+        asked.borrow_mut().clear();
+        // Later in the same scan: 1 and 2 stay full, past the last entry of 3 nothing starts.
+        let never = |uid: u32| {
+            asked.borrow_mut().push(uid);
+            false
+        };
+        assert_eq!(q.next_startable(4, never), None);
+        let want: &[u32] = if cfg!(debug_assertions) {
+            &[2, 3]
+        } else {
+            &[3]
+        };
+        assert_eq!(
+            *asked.borrow(),
+            want,
+            "only the unit not yet known full is asked"
+        );
+        assert_eq!(q.next_startable(99, |_| true), None, "past the end");
+        // A new scan forgets the marks.
+        q.begin_scan();
+        assert_eq!(q.next_startable(0, |uid| uid == 2), Some(1));
     }
 }

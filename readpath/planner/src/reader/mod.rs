@@ -315,18 +315,22 @@ struct Threads {
     blocked_total: u32,
     /// A reused buffer of one unit's blocked steps (`blocked_tasks_of`, on nearly every event).
     steps_scratch: Vec<u32>,
-    /// Per unit id, the last `start_decodes` scan that found the unit's `ColumnData` slots
-    /// full: a pick only takes slots, so the rest of that scan skips the unit's entries
-    /// without looking the unit up ([`Threads::scans`] numbers the scans from 1).
-    slots_full_in_scan: Vec<u64>,
-    /// `start_decodes` scans so far.
-    scans: u64,
     /// The blocked task running each inline read (a hash map: checked in any order).
     blocked_by_read: rustc_hash::FxHashMap<u64, (u32, u32)>,
     /// The units the blocked-task pass visits next.
     wake: blocked::BlockedWake,
     /// How the threads spent the run, as integrals over time.
     time: ThreadTime,
+}
+
+/// [`Threads::decoding`] from the field alone (a scan that borrows the decode queue reads it).
+fn decoding_in(decoding_by_unit: &[u32], uid: u32) -> u32 {
+    decoding_by_unit.get(uid as usize).copied().unwrap_or(0)
+}
+
+/// [`Threads::blocked_count`] from the field alone.
+fn blocked_count_in(blocked: &[Vec<(u32, blocked::BlockedTask)>], uid: u32) -> u32 {
+    blocked.get(uid as usize).map_or(0, |m| u32_of(m.len()))
 }
 
 impl Threads {
@@ -344,35 +348,14 @@ impl Threads {
             .flat_map(move |m| m.iter().map(move |(s, t)| ((uid, *s), t)))
     }
 
-    /// Whether scan `scan` found unit `uid`'s `ColumnData` slots full.
-    fn slots_full(&self, uid: u32, scan: u64) -> bool {
-        self.slots_full_in_scan.get(uid as usize) == Some(&scan)
-    }
-
-    /// Scan `scan` found unit `uid`'s `ColumnData` slots full.
-    fn set_slots_full(&mut self, uid: u32, scan: u64) {
-        let i = uid as usize;
-        if self.slots_full_in_scan.len() <= i {
-            self.slots_full_in_scan.resize(i + 1, 0);
-        }
-        if let Some(at) = self.slots_full_in_scan.get_mut(i) {
-            *at = scan;
-        }
-    }
-
     /// How many decodes of unit `uid` run (its `ColumnData` tasks in progress).
     fn decoding(&self, uid: u32) -> u32 {
-        self.decoding_by_unit
-            .get(uid as usize)
-            .copied()
-            .unwrap_or(0)
+        decoding_in(&self.decoding_by_unit, uid)
     }
 
     /// How many tasks of unit `uid` are blocked.
     fn blocked_count(&self, uid: u32) -> u32 {
-        self.blocked
-            .get(uid as usize)
-            .map_or(0, |m| u32_of(m.len()))
+        blocked_count_in(&self.blocked, uid)
     }
 
     /// The blocked task of step `s` of unit `uid`, if it is blocked.
@@ -700,8 +683,6 @@ impl ClickHouseReader {
             scan_needed: false,
             decodes: rustc_hash::FxHashMap::default(),
             decoding_by_unit: Vec::new(),
-            slots_full_in_scan: Vec::new(),
-            scans: 0,
             blocked: Vec::new(),
             steps_scratch: Vec::new(),
             blocked_total: 0,

@@ -42,10 +42,13 @@ impl ClickHouseReader {
     /// redesign bounds its tasks in progress by the stage's thread share per reader
     /// (`checkTaskSchedulingLimits`: `batches_in_progress < parsing_threads`).
     pub(super) fn column_data_slot_free(&self, uid: u32) -> bool {
-        if !self.cfg.blocked_inline {
-            return true;
-        }
-        self.threads.decoding(uid) + self.threads.blocked_count(uid) < self.cfg.column_data_threads
+        slot_free_in(
+            self.cfg.blocked_inline,
+            self.cfg.column_data_threads,
+            &self.threads.decoding_by_unit,
+            &self.threads.blocked,
+            uid,
+        )
     }
 
     /// Admits blocked tasks and lets each run a queued read inline. True if a read started.

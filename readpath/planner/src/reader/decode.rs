@@ -119,8 +119,7 @@ impl ClickHouseReader {
         let blocked = &self.threads.blocked;
         self.threads.decode_queue.next_startable(from, |uid| {
             open.get(uid as usize).is_none_or(Option::is_none)
-                || !gated
-                || decoding_in(decoding_by_unit, uid) + blocked_count_in(blocked, uid) < cap
+                || slot_free_in(gated, cap, decoding_by_unit, blocked, uid)
         })
     }
 

@@ -323,6 +323,18 @@ struct Threads {
     time: ThreadTime,
 }
 
+/// Whether unit `uid` has a free `ColumnData` slot (see `column_data_slot_free`), from the
+/// threads' fields alone, so that a scan borrowing the decode queue can ask it.
+fn slot_free_in(
+    gated: bool,
+    cap: u32,
+    decoding_by_unit: &[u32],
+    blocked: &[Vec<(u32, blocked::BlockedTask)>],
+    uid: u32,
+) -> bool {
+    !gated || decoding_in(decoding_by_unit, uid) + blocked_count_in(blocked, uid) < cap
+}
+
 /// [`Threads::decoding`] from the field alone (a scan that borrows the decode queue reads it).
 fn decoding_in(decoding_by_unit: &[u32], uid: u32) -> u32 {
     decoding_by_unit.get(uid as usize).copied().unwrap_or(0)

@@ -88,6 +88,21 @@ pub struct IoWorld {
     refused: Vec<(u64, u64, String)>,
     /// GETs the filesystem cache opened outside the read being planned.
     background: Vec<ByteRange>,
+    /// Buffers [`IoWorld::start`] plans each read in, kept between reads (empty between them).
+    scratch: StartScratch,
+}
+
+/// The buffers a read is planned in: one read at a time uses them, and keeping them saves
+/// each read its own allocations of them (three to five a read).
+#[derive(Default)]
+struct StartScratch {
+    /// Page-cache fragments: (clipped range, fetch range or `None` = cached).
+    fragments: Vec<(ByteRange, Option<ByteRange>)>,
+    /// The read's pieces, tiling its range once sorted.
+    pieces: Vec<(ByteRange, Piece)>,
+    /// The filesystem cache's plan of one fetch, and the pieces it covers.
+    fs_plan: models::fs_cache::FsPlan,
+    covered: Vec<(ByteRange, Piece)>,
 }
 
 impl IoWorld {
@@ -162,6 +177,7 @@ impl IoWorld {
             client_events: Vec::new(),
             background: Vec::new(),
             refused: Vec::new(),
+            scratch: StartScratch::default(),
         })
     }
 
@@ -206,7 +222,7 @@ impl IoWorld {
             _ => None,
         };
         if let Some(method) = method {
-            let composite = CompositeRead::new(req.range, vec![req.range]);
+            let composite = CompositeRead::new(req.range, [req.range]);
             self.reads.insert(
                 key,
                 LiveRead {
@@ -233,7 +249,7 @@ impl IoWorld {
         }
         // 1. Page cache: cached blocks are served locally; the rest is fetched whole-block (the
         // reader sees only its own bytes of each fragment).
-        let mut plan: Vec<(ByteRange, Option<ByteRange>)> = Vec::new(); // (clipped, fetch range or None = cached)
+        let mut plan = std::mem::take(&mut self.scratch.fragments);
         let mut through_page_cache = false;
         match &mut self.page_cache {
             Some((pc, mode)) if matches!(req.object, Object::Data(_)) => {
@@ -250,15 +266,16 @@ impl IoWorld {
             _ => plan.push((req.range, Some(req.range))),
         }
         // 2. Filesystem cache for the fetched parts; 3. the store for what it does not hold.
-        let mut pieces: Vec<(ByteRange, Piece)> = Vec::new();
-        for (clipped, fetch) in plan {
+        let mut pieces = std::mem::take(&mut self.scratch.pieces);
+        for (clipped, fetch) in plan.drain(..) {
             match fetch {
                 None => pieces.push((clipped, Piece::PageCache)),
                 Some(fetch) => self.plan_fetch(now, object, clipped, fetch, &mut pieces),
             }
         }
+        self.scratch.fragments = plan;
         pieces.sort_by_key(|p| p.0.start);
-        let composite = CompositeRead::new(req.range, pieces.iter().map(|p| p.0).collect());
+        let composite = CompositeRead::new(req.range, pieces.iter().map(|p| p.0));
         // Every read through the page cache is kept out of the controller's fit, misses included
         // (`served_from_cache` in the Prefetcher).
         let mut source = if through_page_cache {
@@ -267,7 +284,7 @@ impl IoWorld {
             ReadSource::Store
         };
         let mut serial_gets = std::collections::VecDeque::new();
-        for (i, (range, piece)) in pieces.into_iter().enumerate() {
+        for (i, (range, piece)) in pieces.drain(..).enumerate() {
             match piece {
                 Piece::PageCache => {
                     if source == ReadSource::Store {
@@ -319,6 +336,7 @@ impl IoWorld {
                 serial_gets,
             },
         );
+        self.scratch.pieces = pieces;
         self.start_next_serial_get(now, key, object);
     }
 
@@ -386,8 +404,9 @@ impl IoWorld {
             ));
             return;
         };
-        let plan = fc.plan(object, size, fetch, *mode);
-        let mut covered: Vec<(ByteRange, Piece)> = Vec::new();
+        let mut plan = std::mem::take(&mut self.scratch.fs_plan);
+        fc.plan_into(object, size, fetch, *mode, &mut plan);
+        let mut covered = std::mem::take(&mut self.scratch.covered);
         for local in &plan.local {
             let r = clip(*local, clipped);
             if !r.is_empty() {
@@ -412,7 +431,7 @@ impl IoWorld {
         covered.sort_by_key(|p| p.0.start);
         // Whatever the plan leaves uncovered is read from the store directly.
         let mut at = clipped.start;
-        for (r, piece) in covered {
+        for (r, piece) in covered.drain(..) {
             if r.start > at {
                 let hole = ByteRange::new(at, r.start);
                 pieces.push((
@@ -429,6 +448,7 @@ impl IoWorld {
                 pieces.push((r, piece));
             }
         }
+        self.scratch.covered = covered;
         if at < clipped.end {
             let hole = ByteRange::new(at, clipped.end);
             pieces.push((
@@ -439,15 +459,16 @@ impl IoWorld {
                 },
             ));
         }
-        let bg: Vec<ByteRange> = plan
-            .background
-            .iter()
-            .copied()
-            .chain(self.background.drain(..))
-            .collect();
-        for r in bg {
+        // The plan's background downloads, then those opened outside this read, in that order.
+        for &r in &plan.background {
             self.start_get(now, GetPurpose::Background, object, r);
         }
+        self.scratch.fs_plan = plan;
+        let mut opened_outside = std::mem::take(&mut self.background);
+        for r in opened_outside.drain(..) {
+            self.start_get(now, GetPurpose::Background, object, r);
+        }
+        self.background = opened_outside;
     }
 
     fn start_get(&mut self, now: u64, purpose: GetPurpose, object: u64, range: ByteRange) {

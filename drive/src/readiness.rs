@@ -24,14 +24,18 @@ pub struct CompositeRead {
 
 impl CompositeRead {
     /// `fragments` must tile `range` in offset order (checked in debug builds).
-    pub fn new(range: ByteRange, fragments: Vec<ByteRange>) -> Self {
-        debug_assert!(tiles(range, &fragments), "{range} vs {fragments:?}");
+    pub fn new(range: ByteRange, fragments: impl IntoIterator<Item = ByteRange>) -> Self {
+        let fragments: Vec<Fragment> = fragments
+            .into_iter()
+            .map(|r| Fragment { range: r, ready: 0 })
+            .collect();
+        debug_assert!(
+            tiles(range, fragments.iter().map(|f| f.range)),
+            "{range} vs {fragments:?}"
+        );
         Self {
             range,
-            fragments: fragments
-                .into_iter()
-                .map(|r| Fragment { range: r, ready: 0 })
-                .collect(),
+            fragments,
             complete_prefix: 0,
             first_byte_sent: false,
             reported_ready: 0,
@@ -82,7 +86,7 @@ impl CompositeRead {
     }
 }
 
-fn tiles(range: ByteRange, parts: &[ByteRange]) -> bool {
+fn tiles(range: ByteRange, parts: impl IntoIterator<Item = ByteRange>) -> bool {
     let mut at = range.start;
     for p in parts {
         if p.start != at || p.end < p.start {

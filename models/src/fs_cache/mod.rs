@@ -288,9 +288,26 @@ impl FsCache {
         mode: FsCacheMode,
     ) -> FsPlan {
         let mut plan = FsPlan::default();
+        self.plan_into(object, object_size, range, mode, &mut plan);
+        plan
+    }
+
+    /// [`FsCache::plan`] into `plan`, emptied first: a caller planning one read after another
+    /// keeps one `FsPlan` and its buffers.
+    pub fn plan_into(
+        &mut self,
+        object: u64,
+        object_size: u64,
+        range: ByteRange,
+        mode: FsCacheMode,
+        plan: &mut FsPlan,
+    ) {
+        plan.local.clear();
+        plan.remote.clear();
+        plan.background.clear();
         let (a, b) = (range.start, range.end.min(object_size));
         if a >= b {
-            return plan;
+            return;
         }
         let (al, background, cap_at_alignment) = match mode {
             FsCacheMode::Base => (self.spec.boundary_alignment.get(), true, false),
@@ -307,13 +324,9 @@ impl FsCache {
         self.ensure_segments(object, span);
         self.stats.requested_bytes += b - a;
         let Some(segs) = self.objects.get_mut(&object) else {
-            return plan;
+            return;
         };
-        let starts: Vec<u64> = overlapping(segs, ByteRange::new(a, b)).collect();
-        for start in starts {
-            let Some(s) = segs.get_mut(&start) else {
-                continue;
-            };
+        for s in overlapping_mut(segs, ByteRange::new(a, b)) {
             let need = ByteRange::new(a.max(s.start), b.min(s.end));
             let local = ByteRange::new(need.start, need.end.min(s.downloaded_end));
             if !local.is_empty() {
@@ -352,9 +365,8 @@ impl FsCache {
                     plan.background.push(rest);
                 }
             }
-            self.lru.touch((object, start));
+            self.lru.touch((object, s.start));
         }
-        plan
     }
 
     /// A GET over `range` of `object` completed: the bytes the cache had claimed for it land
@@ -363,15 +375,12 @@ impl FsCache {
         let Some(segs) = self.objects.get_mut(&object) else {
             return;
         };
-        let starts: Vec<u64> = overlapping(segs, range).collect();
-        for start in starts {
-            if let Some(s) = segs.get_mut(&start) {
-                let before = s.bytes();
-                s.complete(range);
-                let added = s.bytes().saturating_sub(before);
-                self.stats.written_bytes += added;
-                self.stats.used_bytes += added;
-            }
+        for s in overlapping_mut(segs, range) {
+            let before = s.bytes();
+            s.complete(range);
+            let added = s.bytes().saturating_sub(before);
+            self.stats.written_bytes += added;
+            self.stats.used_bytes += added;
         }
         self.evict_to_capacity();
     }
@@ -381,11 +390,8 @@ impl FsCache {
         let Some(segs) = self.objects.get_mut(&object) else {
             return;
         };
-        let starts: Vec<u64> = overlapping(segs, range).collect();
-        for start in starts {
-            if let Some(s) = segs.get_mut(&start) {
-                s.abort(range);
-            }
+        for s in overlapping_mut(segs, range) {
+            s.abort(range);
         }
     }
 
@@ -424,17 +430,14 @@ impl FsCache {
     fn ensure_segments(&mut self, object: u64, span: ByteRange) {
         let max_seg = self.spec.max_file_segment_size.get().max(1);
         let segs = self.objects.entry(object).or_default();
-        let existing: Vec<(u64, u64)> = overlapping(segs, span)
-            .filter_map(|s| segs.get(&s))
-            .map(|s| (s.start, s.end))
-            .collect();
+        // Usually none: a `Vec` allocates only at its first hole.
         let mut holes = Vec::new();
         let mut cursor = span.start;
-        for (start, end) in existing {
-            if start > cursor {
-                holes.push((cursor, start));
+        for s in overlapping(segs, span).filter_map(|s| segs.get(&s)) {
+            if s.start > cursor {
+                holes.push((cursor, s.start));
             }
-            cursor = cursor.max(end);
+            cursor = cursor.max(s.end);
         }
         if cursor < span.end {
             holes.push((cursor, span.end));
@@ -498,6 +501,28 @@ fn overlapping(segs: &BTreeMap<u64, Segment>, range: ByteRange) -> impl Iterator
         .filter(move |_| !range.is_empty())
         .into_iter()
         .chain(within)
+}
+
+/// The segments of one object that overlap `range`, in offset order, to change in place: the
+/// one that starts at or before the range and reaches into it, then those starting inside it
+/// (the same segments as [`overlapping`], without collecting their starts first).
+fn overlapping_mut(
+    segs: &mut BTreeMap<u64, Segment>,
+    range: ByteRange,
+) -> impl Iterator<Item = &mut Segment> + '_ {
+    let first = segs
+        .range(..=range.start)
+        .next_back()
+        .filter(|(_, s)| s.end > range.start)
+        .map_or(range.start, |(k, _)| *k);
+    let span = if range.is_empty() {
+        first..first
+    } else {
+        first..range.end
+    };
+    segs.range_mut(span)
+        .map(|(_, s)| s)
+        .filter(move |s| s.end > range.start)
 }
 
 #[cfg(test)]

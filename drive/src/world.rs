@@ -32,6 +32,13 @@ pub trait World {
         events: &mut Vec<(u64, Event)>,
     ) -> Result<Option<u64>, RunError>;
 
+    /// Whether nothing happens in the world up to and including `t_ns`, for certain, so that
+    /// the loop need not advance it to `t_ns` (an instant at which only a CPU stand-in has
+    /// something due). A virtual world knows its next event; a real one cannot promise.
+    fn quiet_through(&self, _t_ns: u64) -> bool {
+        false
+    }
+
     /// Requests open now (the timeline's GETs in flight).
     fn reads_open(&self) -> u64;
 

@@ -109,6 +109,16 @@ impl Reader {
         each!(self, r => r.is_finished())
     }
 
+    /// Whether [`Reader::poll_action`] would return `None` at any time until the next
+    /// [`Reader::handle`] or timeout, so that a driver may skip it (and the clock step it
+    /// brings: the reader's time accounts add up the same). Always `false` for a peer.
+    pub fn is_quiescent(&self) -> bool {
+        match &self.engine {
+            Engine::ClickHouse(r) => r.is_quiescent(),
+            Engine::Peer(_) => false,
+        }
+    }
+
     /// The sticky error, if the reader stopped.
     pub fn error(&self) -> Option<&PlanError> {
         each!(self, r => r.error())

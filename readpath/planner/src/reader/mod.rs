@@ -751,6 +751,13 @@ impl ClickHouseReader {
 
     // ---------------------------------------------------------------- getters
 
+    /// Whether [`Self::poll_action`] would find nothing to do, at any time, until the next
+    /// event or timeout: no action waits and no pump is due (its last one made no progress
+    /// and released no memory).
+    pub fn is_quiescent(&self) -> bool {
+        self.quiescent && self.out.is_empty()
+    }
+
     /// Whether every selected row was delivered and consumed.
     pub fn is_finished(&self) -> bool {
         self.error.is_none()

@@ -141,14 +141,12 @@ pub fn run_in<W: World>(
     let mut timeline = timeline::Recorder::new(rec.timeline);
     let mut batch: Vec<(u64, Event)> = Vec::new();
     let mut now: u64 = 0;
-    // Whether an event or timeout reached the reader since its last poll.
-    let mut fed = true;
 
     loop {
         now = world.now(now);
-        // A quiescent reader that nothing reached would answer `None` (a CPU stand-in's
-        // instant: a source thread handing a chunk to a consumer): not asked.
-        if fed || !reader.is_quiescent() {
+        // A quiescent reader would answer `None` (nothing reached it, as at a CPU stand-in's
+        // instant, or only what changes nothing a pump reads, as a first byte): not asked.
+        if !reader.is_quiescent() {
             while let Some(action) = reader.poll_action(now, world.cache_view()) {
                 match action {
                     Action::Read(req) => world.start_read(now, req)?,
@@ -195,7 +193,6 @@ pub fn run_in<W: World>(
         // world's stamps may trail a time the reader has already seen).
         cpu.due(r, next, &mut batch);
         batch.sort_by_key(|(t, _)| *t);
-        fed = !batch.is_empty();
         for (t, ev) in batch.drain(..) {
             now = t.max(now);
             reader.handle(now, ev);
@@ -203,7 +200,6 @@ pub fn run_in<W: World>(
         now = now.max(next);
         if reader.poll_timeout().is_some_and(|t| t <= now) {
             reader.handle_timeout(now);
-            fed = true;
         }
     }
     timeline.sample(now, &reader, world.reads_open());

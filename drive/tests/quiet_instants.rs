@@ -1,7 +1,7 @@
-//! The driver loop skips two things at an instant where only a CPU stand-in acts (a source
-//! thread handing a chunk to a consumer): advancing a world that is quiet up to it
-//! (`World::quiet_through`) and polling a quiescent reader that nothing reached
-//! (`Reader::is_quiescent`). Neither may change a run: for the first case of every shipped
+//! The driver loop skips two things: advancing a world that is quiet up to an instant where
+//! only a CPU stand-in acts, such as a source thread handing a chunk to a consumer
+//! (`World::quiet_through`), and polling a quiescent reader (`Reader::is_quiescent`: nothing
+//! reached it, or only what changes nothing a pump reads). Neither may change a run: for the first case of every shipped
 //! scenario, each arm's first query runs in the simulated world and in the same world behind a
 //! wrapper that never promises quiet (the trait's default, as a real world), and the two give
 //! the same metrics, parsing-thread time, trace and timeline. (Debug builds also check every

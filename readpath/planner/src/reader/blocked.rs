@@ -165,6 +165,8 @@ impl ClickHouseReader {
         // At most `started_decodes_not_ready` row groups wait (one current decode step each):
         // past the last of them, nothing is admitted.
         let mut waiting_seen = 0;
+        // Where the unit's blocked tasks were last searched: row groups' steps increase.
+        let mut search_from = 0;
         let mut rg = u.first_incomplete;
         while held < self.cfg.column_data_threads
             && threads_held < self.cfg.max_parsing_threads
@@ -182,7 +184,7 @@ impl ClickHouseReader {
                             since_ns: self.now_ns,
                             inline_read: None,
                         };
-                        if self.threads.block(u.id, s, task) {
+                        if self.threads.block_in_order(u.id, s, task, &mut search_from) {
                             threads_held += 1;
                         }
                         debug_assert_eq!(threads_held, self.threads.held());

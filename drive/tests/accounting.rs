@@ -7,18 +7,9 @@
 
 use drive::metric::Metric;
 use drive::{run_once, Recording};
-use std::path::Path;
 
-fn scenarios() -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut v: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::scenarios;
 
 #[test]
 fn parsing_thread_time_adds_up_on_every_shipped_scenario() {

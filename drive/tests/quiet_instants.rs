@@ -10,7 +10,6 @@
 use drive::world::World;
 use drive::{run_in, Recording, SimWorld};
 use planner::{CacheView, Event, ReadRequest};
-use std::path::Path;
 
 /// `SimWorld` without `quiet_through`: the loop advances it at every instant.
 struct NeverQuiet(SimWorld);
@@ -44,16 +43,8 @@ impl World for NeverQuiet {
     }
 }
 
-fn scenarios() -> Vec<std::path::PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    let mut v: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::scenarios;
 
 #[test]
 fn skipping_quiet_instants_changes_no_run() {

@@ -48,6 +48,7 @@ proptest! {
         high_kib in prop::sample::select(vec![16u64, 256, 4096, 4 * 1024 * 1024]),
         threads in 1u32..4,
         switches in prop::collection::vec(prop::bool::ANY, 10),
+        consume_ns in prop::sample::select(vec![100_000u64, 500_000_000]),
     ) {
         let t = Arc::new(table(&shape));
         let cols = shape.columns;
@@ -84,7 +85,9 @@ proptest! {
                 }
             }
             let mut reader = Reader::new(t.clone(), q.clone(), s).unwrap();
-            let run = FakeDriver::default().run(&mut reader);
+            // A slow consumer keeps delivered chunks (and their memory) for long.
+            let driver = FakeDriver { consume_ns, ..FakeDriver::default() };
+            let run = driver.run(&mut reader);
             prop_assert!(run.finished, "{name} did not finish: {:?} status {:?}", run.error, reader.status());
             let status = reader.status();
             prop_assert_eq!(status.memory.iter().map(|u| u.usage_bytes).sum::<u64>(), 0, "{} leaked memory", name);

@@ -3,6 +3,10 @@
 use super::*;
 
 impl ClickHouseReader {
+    /// Starts queued decodes while threads, slots and memory allow. Its guards (an empty
+    /// queue, every parsing thread held, no queued unit with a free slot: the scan stops before
+    /// asking memory) are what `nothing_waits_for_memory` reads to let a consumed chunk's
+    /// release skip a pump: keep the two in step.
     #[inline(never)] // a stage of `pump`, kept out of its body (see there)
     pub(super) fn start_decodes(&mut self) -> Result<bool, PlanError> {
         let mut any = false;
@@ -126,7 +130,7 @@ impl ClickHouseReader {
     /// Whether some unit with a queued decode may start one: it is closed (its entries are
     /// dropped) or has a free `ColumnData` slot. If none may, every entry of the queue is
     /// skipped (a closed unit's is taken, a full unit's passed over).
-    fn some_queued_unit_may_start(&self) -> bool {
+    pub(super) fn some_queued_unit_may_start(&self) -> bool {
         self.threads.decode_queue.units().any(|uid| {
             self.units
                 .open

@@ -22,6 +22,10 @@ impl IdSet {
         debug_assert!(self.desc.windows(2).all(|w| w[0] > w[1]));
     }
 
+    pub(super) fn is_empty(&self) -> bool {
+        self.desc.is_empty()
+    }
+
     /// Removes and returns the smallest id.
     pub(super) fn pop_first(&mut self) -> Option<u32> {
         self.desc.pop()

@@ -914,7 +914,7 @@ impl ClickHouseReader {
             }
             Event::ReadFailed { id, reason } => self.on_read_failed(id, reason).map(|()| true),
             Event::DecodeCompleted { id } => self.on_decode_completed(id).map(|()| true),
-            Event::ChunkConsumed { id } => self.on_chunk_consumed(id).map(|()| true),
+            Event::ChunkConsumed { id } => self.on_chunk_consumed(id),
         };
         match r {
             Ok(may_progress) => self.quiescent &= !may_progress,
@@ -1089,18 +1089,47 @@ impl ClickHouseReader {
         self.with_unit(d.unit, |r, u| r.decode_done(u, d.step, d.charge))
     }
 
-    fn on_chunk_consumed(&mut self, id: ChunkId) -> Result<(), PlanError> {
+    /// A consumed chunk gives its memory back. True if that may let a pump make progress.
+    fn on_chunk_consumed(&mut self, id: ChunkId) -> Result<bool, PlanError> {
         let charge = self.chunks.remove(&id.0).ok_or_else(|| {
             PlanError::Contract(format!(
                 "chunk {} was not delivered or was already consumed",
                 id.0
             ))
         })?;
-        if let Some(c) = charge {
-            self.release_charge(c)?;
+        let Some(c) = charge else {
+            self.threads.scan_needed = true;
+            return Ok(true);
+        };
+        if self.quiescent && self.nothing_waits_for_memory() {
+            // The pump this release would cause finds nothing to do (every consumption of
+            // `fs-cache-cold`, 61,427 pumps); its flags are set as it would leave them: memory
+            // not to retry, and the decode queue's scan wanted unless it would stop at once.
+            debug_assert!(
+                !self.memory_freed,
+                "a quiescent reader has no release to retry"
+            );
+            self.memory.release(c)?;
+            self.threads.scan_needed = self.threads.decode_queue.is_empty()
+                || self.threads.held() >= self.cfg.max_parsing_threads;
+            return Ok(false);
         }
+        self.release_charge(c)?;
         self.threads.scan_needed = true;
-        Ok(())
+        Ok(true)
+    }
+
+    /// Whether memory freed now would let no stage of a pump go on: no unit's next step and no
+    /// parked stage-driven step was refused, no planning queue holds a read, and the decode
+    /// queue's scan would stop before asking memory (the queue is empty, every parsing thread
+    /// is held, or no unit with a queued decode has a free `ColumnData` slot).
+    fn nothing_waits_for_memory(&self) -> bool {
+        self.units.memory_blocked.is_empty()
+            && self.units.parked.is_empty()
+            && self.io.planned_queued == 0
+            && (self.threads.decode_queue.is_empty()
+                || self.threads.held() >= self.cfg.max_parsing_threads
+                || !self.some_queued_unit_may_start())
     }
 
     /// Gives a charge back and lets whatever memory refused try again.

@@ -1119,14 +1119,34 @@ impl ClickHouseReader {
         Ok(true)
     }
 
+    /// Whether no planning queue's head waits for memory: each queue holding reads was last
+    /// stopped by the controller's target (which memory does not move), not by memory. Read
+    /// at quiescence, when the last pump polled every queue until it issued nothing.
+    fn no_queue_head_waits_for_memory(&self) -> bool {
+        self.io.planned_queued == 0
+            || self.units.queued.iter().all(|&uid| {
+                self.units
+                    .open
+                    .get(uid as usize)
+                    .and_then(|u| u.as_deref())
+                    .is_none_or(|u| {
+                        u.queue.is_empty()
+                            || matches!(
+                                u.queue.last_blocked(),
+                                Some(readahead::Blocked::Target { .. })
+                            )
+                    })
+            })
+    }
+
     /// Whether memory freed now would let no stage of a pump go on: no unit's next step and no
-    /// parked stage-driven step was refused, no planning queue holds a read, and the decode
+    /// parked stage-driven step was refused, no planning queue's head waits for memory, and the decode
     /// queue's scan would stop before asking memory (the queue is empty, every parsing thread
     /// is held, or no unit with a queued decode has a free `ColumnData` slot).
     fn nothing_waits_for_memory(&self) -> bool {
         self.units.memory_blocked.is_empty()
             && self.units.parked.is_empty()
-            && self.io.planned_queued == 0
+            && self.no_queue_head_waits_for_memory()
             && (self.threads.decode_queue.is_empty()
                 || self.threads.held() >= self.cfg.max_parsing_threads
                 || !self.some_queued_unit_may_start())

@@ -27,7 +27,6 @@ use layout::ByteRange;
 use segment::Segment;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::ops::Bound;
 use units::{Bandwidth, Bytes, Duration};
 
 /// A bad filesystem-cache specification: what is wrong and what would be right.
@@ -484,45 +483,37 @@ impl FsCache {
 
 /// Starts of the segments of one object that overlap `range`, in offset order.
 fn overlapping(segs: &BTreeMap<u64, Segment>, range: ByteRange) -> impl Iterator<Item = u64> + '_ {
-    let before = segs
-        .range(..=range.start)
-        .next_back()
-        .filter(|(_, s)| s.end > range.start)
-        .map(|(k, _)| *k);
-    // `BTreeMap::range` panics on an empty pair of excluded bounds: ask only for a real span.
-    let within = (range.start < range.end)
-        .then(|| {
-            segs.range((Bound::Excluded(range.start), Bound::Excluded(range.end)))
-                .map(|(k, _)| *k)
-        })
-        .into_iter()
-        .flatten();
-    before
-        .filter(move |_| !range.is_empty())
-        .into_iter()
-        .chain(within)
+    segs.range(overlap_span(segs, range))
+        .filter(move |(_, s)| s.end > range.start)
+        .map(|(k, _)| *k)
 }
 
-/// The segments of one object that overlap `range`, in offset order, to change in place: the
-/// one that starts at or before the range and reaches into it, then those starting inside it
-/// (the same segments as [`overlapping`], without collecting their starts first).
+/// The segments of one object that overlap `range`, in offset order, to change in place
+/// (the segments [`overlapping`] names, without collecting their starts first).
 fn overlapping_mut(
     segs: &mut BTreeMap<u64, Segment>,
     range: ByteRange,
 ) -> impl Iterator<Item = &mut Segment> + '_ {
+    segs.range_mut(overlap_span(segs, range))
+        .map(|(_, s)| s)
+        .filter(move |s| s.end > range.start)
+}
+
+/// The starts that may hold a segment overlapping `range`: from the segment that starts at or
+/// before it and reaches into it (else from its start) to its end; empty for an empty range.
+/// Every segment starting inside the range overlaps it; filtering by `end > range.start` leaves
+/// exactly the overlapping ones.
+fn overlap_span(segs: &BTreeMap<u64, Segment>, range: ByteRange) -> std::ops::Range<u64> {
     let first = segs
         .range(..=range.start)
         .next_back()
         .filter(|(_, s)| s.end > range.start)
         .map_or(range.start, |(k, _)| *k);
-    let span = if range.is_empty() {
+    if range.is_empty() {
         first..first
     } else {
         first..range.end
-    };
-    segs.range_mut(span)
-        .map(|(_, s)| s)
-        .filter(move |s| s.end > range.start)
+    }
 }
 
 #[cfg(test)]

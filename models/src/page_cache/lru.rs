@@ -1,7 +1,8 @@
 //! A least-recently-used index, shared by the page cache (blocks) and the filesystem cache
 //! (segments): a hash map from each key to its node in a doubly linked list kept in a vector,
 //! oldest first. Every operation is O(1) (the two B-trees this replaced cost about 1,000
-//! instructions a touch, 13% of a run on `partially-warm-page-cache`), and the eviction order is
+//! instructions a touch; the page cache was then 13% of a run on `partially-warm-page-cache`,
+//! most of it in them), and the eviction order is
 //! a pure function of the access sequence: the map is only looked up, never walked, so a run is
 //! deterministic.
 

@@ -3,6 +3,7 @@
 //! bytes are ready up to the first fragment that is not complete.
 
 use layout::ByteRange;
+use smallvec::SmallVec;
 
 #[derive(Debug, Clone)]
 pub struct Fragment {
@@ -15,7 +16,8 @@ pub struct Fragment {
 #[derive(Debug, Clone)]
 pub struct CompositeRead {
     pub range: ByteRange,
-    fragments: Vec<Fragment>,
+    /// Most reads are one fragment (inline; more for page-cache and filesystem-cache mixes).
+    fragments: SmallVec<[Fragment; 1]>,
     /// Fragments fully delivered, from the first; readiness never goes back.
     complete_prefix: usize,
     pub first_byte_sent: bool,
@@ -25,7 +27,7 @@ pub struct CompositeRead {
 impl CompositeRead {
     /// `fragments` must tile `range` in offset order (checked in debug builds).
     pub fn new(range: ByteRange, fragments: impl IntoIterator<Item = ByteRange>) -> Self {
-        let fragments: Vec<Fragment> = fragments
+        let fragments: SmallVec<[Fragment; 1]> = fragments
             .into_iter()
             .map(|r| Fragment { range: r, ready: 0 })
             .collect();

@@ -21,6 +21,7 @@ use engine::{EventKey, EventQueue};
 use rand::RngExt;
 use rand_pcg::Pcg64;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::collections::BTreeMap;
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -182,7 +183,8 @@ struct Read {
     /// Non-hedge attempts sent.
     tries: u32,
     hedges: u32,
-    live: Vec<u64>,
+    /// Attempts in flight: one but for hedges and retries racing (inline up to two).
+    live: SmallVec<[u64; 2]>,
     winner: Option<u64>,
     hedge_timer: Option<EventKey>,
     retry_timer: Option<EventKey>,
@@ -307,7 +309,7 @@ impl S3Client {
                 req,
                 tries: 0,
                 hedges: 0,
-                live: Vec::new(),
+                live: SmallVec::new(),
                 winner: None,
                 hedge_timer: None,
                 retry_timer: None,

@@ -86,42 +86,37 @@ impl ClickHouseReader {
         let size = file.size_bytes;
         let footer_len = file.footer_len_bytes as u64 + 8;
         let whole_file = size > 0 && size < self.strategy.read_whole_file_below_bytes;
-        let footer_reads: VecDeque<ByteRange> = if whole_file {
-            VecDeque::from([ByteRange::new(0, size)])
-        } else if self.query.parquet_metadata_cache_warm {
-            VecDeque::new()
-        } else {
+        // A closed unit's vectors, refilled below for this plan.
+        let mut b = self.units.spare.pop().unwrap_or_default();
+        b.footer_reads.clear();
+        if whole_file {
+            b.footer_reads.push_back(ByteRange::new(0, size));
+        } else if !self.query.parquet_metadata_cache_warm {
             let tail = match self.strategy.footer {
                 FooterRead::Tail(n) => n,
                 FooterRead::DuckDb => (size / 1000).clamp(16 * KIB, 256 * KIB),
                 FooterRead::ArrowRs => 8,
             }
             .min(size);
-            let mut v = VecDeque::from([ByteRange::new(size - tail, size)]);
+            b.footer_reads.push_back(ByteRange::new(size - tail, size));
             if footer_len > tail {
-                v.push_back(ByteRange::new(size - footer_len.min(size), size - tail));
+                b.footer_reads
+                    .push_back(ByteRange::new(size - footer_len.min(size), size - tail));
             }
-            v
-        };
+        }
         let n_entries = plan.entries.len();
-        let steps: Vec<StepState> = plan
-            .steps
-            .iter()
-            .map(|s| StepState {
-                status: StepStatus::Waiting,
-                unmet: u32_of(plan.deps_of(s).len()),
-                pending: 0,
-                charge: None,
-            })
-            .collect();
-        let rgs: Vec<RgState> = plan
-            .row_groups
-            .iter()
-            .map(|rg| RgState {
-                open_steps: u32_of(rg.steps.len()),
-                ..RgState::default()
-            })
-            .collect();
+        clear_for(&mut b.steps, plan.steps.len());
+        b.steps.extend(plan.steps.iter().map(|s| StepState {
+            status: StepStatus::Waiting,
+            unmet: u32_of(plan.deps_of(s).len()),
+            pending: 0,
+            charge: None,
+        }));
+        clear_for(&mut b.rgs, plan.row_groups.len());
+        b.rgs.extend(plan.row_groups.iter().map(|rg| RgState {
+            open_steps: u32_of(rg.steps.len()),
+            ..RgState::default()
+        }));
         let lazy = if self.cfg.lazy && n_entries > 0 {
             let needed: Vec<NeededRange> = plan
                 .entries
@@ -143,6 +138,14 @@ impl ClickHouseReader {
         } else {
             None
         };
+        refill(&mut b.entry_state, n_entries, EntryState::Idle);
+        refill(&mut b.entry_pieces, n_entries, 0);
+        refill(&mut b.entry_counted, n_entries, false);
+        refill(&mut b.entry_read, n_entries, None);
+        clear_for(&mut b.entry_consumers, n_entries);
+        b.entry_consumers.extend_from_slice(&plan.entry_consumers);
+        b.waiters.reset(&plan.entry_consumers);
+        b.local_waiting.clear();
         let current = self.units.streams.get(stream).is_some_and(|s| s.is_empty());
         let u = OpenUnit {
             id: uid,
@@ -150,25 +153,25 @@ impl ClickHouseReader {
             stream,
             current,
             phase: Phase::Footer,
-            footer_reads,
+            footer_reads: b.footer_reads,
             whole_file,
-            entry_state: vec![EntryState::Idle; n_entries],
-            entry_pieces: vec![0; n_entries],
-            entry_counted: vec![false; n_entries],
-            entry_consumers: plan.entry_consumers.clone(),
-            entry_read: vec![None; n_entries],
+            entry_state: b.entry_state,
+            entry_pieces: b.entry_pieces,
+            entry_counted: b.entry_counted,
+            entry_consumers: b.entry_consumers,
+            entry_read: b.entry_read,
             extra_reads: BTreeMap::new(),
-            waiters: waiters::Waiters::new(&plan.entry_consumers),
+            waiters: b.waiters,
             lazy,
-            steps,
+            steps: b.steps,
             cursor: 0,
             started_not_ready: 0,
             started_decodes_not_ready: 0,
-            rgs,
+            rgs: b.rgs,
             first_incomplete: 0,
             rgs_done: 0,
             queue: IssueQueue::new(stream),
-            local_waiting: VecDeque::new(),
+            local_waiting: b.local_waiting,
             reads_running: 0,
             reads_alive: 0,
             plan,

@@ -20,20 +20,26 @@ pub(super) struct Waiters {
 
 impl Waiters {
     /// Room for `consumers[e]` waiting steps for each entry `e`.
+    #[cfg(test)]
     pub(super) fn new(consumers: &[u32]) -> Waiters {
-        let mut start = Vec::with_capacity(consumers.len() + 1);
-        // At most the plan's steps times their entries: vectors already held.
-        let mut total = 0usize;
+        let mut w = Waiters::default();
+        w.reset(consumers);
+        w
+    }
+
+    /// Empty, with room for `consumers[e]` waiting steps for each entry `e`, in the vectors
+    /// already held (a closed unit's, [`super::UnitBuffers`]).
+    pub(super) fn reset(&mut self, consumers: &[u32]) {
+        let total: usize = consumers.iter().map(|&n| n as usize).sum();
+        super::clear_for(&mut self.start, consumers.len() + 1);
+        let mut at = 0usize;
         for &n in consumers {
-            start.push(u32_of(total));
-            total += n as usize;
+            self.start.push(u32_of(at));
+            at += n as usize;
         }
-        start.push(u32_of(total));
-        Waiters {
-            start,
-            len: vec![0; consumers.len()],
-            slots: vec![0; total],
-        }
+        self.start.push(u32_of(at));
+        super::refill(&mut self.len, consumers.len(), 0);
+        super::refill(&mut self.slots, total, 0);
     }
 
     /// Step `step` waits for entry `e` (an entry out of range is ignored, as a missing `Vec`
@@ -90,6 +96,31 @@ mod tests {
         let got: Vec<u32> = (first..first + n).filter_map(|i| w.get(i)).collect();
         assert_eq!(got, [1, 4]);
         assert_eq!(w.take(1), (2, 0));
+    }
+
+    #[test]
+    fn a_reset_list_is_the_new_plans_and_holds_no_old_step() {
+        let mut w = Waiters::new(&[3, 1]);
+        w.push(0, 7);
+        w.push(1, 8);
+        // A later unit's plan, smaller and then larger than the first's.
+        for (consumers, start) in [
+            (&[1u32][..], &[0u32, 1][..]),
+            (&[0, 2, 2, 1], &[0, 0, 2, 4, 5]),
+        ] {
+            w.reset(consumers);
+            assert_eq!(w.start, start, "slots laid out by prefix sums");
+            assert_eq!(w.slots.len(), *start.last().unwrap() as usize);
+            assert!(
+                (0..consumers.len()).all(|e| w.take(e).1 == 0),
+                "nothing waits yet"
+            );
+        }
+        w.push(1, 5);
+        w.push(1, 6);
+        let (first, n) = w.take(1);
+        let got: Vec<u32> = (first..first + n).filter_map(|i| w.get(i)).collect();
+        assert_eq!(got, [5, 6]);
     }
 
     #[test]

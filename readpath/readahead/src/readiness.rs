@@ -7,6 +7,7 @@
 use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use crate::error::ReadaheadError;
 use crate::events::{ProfileEvent, ProfileEvents};
@@ -34,7 +35,8 @@ impl SubRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskReadiness {
     task_len: u64,
-    ranges: Vec<SubRange>,
+    /// Most tasks serve one or two sub-ranges: inline, no allocation per task.
+    ranges: SmallVec<[SubRange; 2]>,
     served: usize,
     bytes_ready: u64,
     complete: bool,
@@ -46,9 +48,10 @@ impl TaskReadiness {
     /// task). `partial_readiness` = R1.
     pub fn new(
         task_len: u64,
-        ranges: Vec<SubRange>,
+        ranges: impl IntoIterator<Item = SubRange>,
         partial_readiness: bool,
     ) -> Result<TaskReadiness, ReadaheadError> {
+        let ranges: SmallVec<[SubRange; 2]> = ranges.into_iter().collect();
         let mut previous_offset = 0;
         for (index, range) in ranges.iter().enumerate() {
             let bad = |why| ReadaheadError::BadSubRange {

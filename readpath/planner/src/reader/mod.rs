@@ -161,6 +161,9 @@ impl Purpose {
     }
 }
 
+/// The entry of each sub-range a read serves: nearly always one or two, kept inline.
+type Served = smallvec::SmallVec<[u32; 2]>;
+
 /// Which thread runs a read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Runner {
@@ -193,7 +196,7 @@ struct ReadState {
     kind: ReadKind,
     readiness: TaskReadiness,
     /// Entry of each sub-range, in the readiness order.
-    served: Vec<u32>,
+    served: Served,
     unconsumed: u32,
     charge: Option<Charge>,
 }
@@ -587,6 +590,9 @@ pub(crate) struct ClickHouseReader {
     events: ProfileEvents,
     /// Delivered chunks not yet consumed, with their charges (a hash map: only counted over).
     chunks: rustc_hash::FxHashMap<u64, Option<Charge>>,
+    /// The entries a progress report or a completion made ready, copied out of their read
+    /// (a buffer kept, not a vector per report).
+    ready_scratch: Vec<u32>,
     /// One counter for read, decode and chunk ids.
     next_id: u64,
     out: VecDeque<Action>,
@@ -815,6 +821,7 @@ impl ClickHouseReader {
             quiescent: false,
             events: ProfileEvents::new(),
             chunks: rustc_hash::FxHashMap::default(),
+            ready_scratch: Vec::new(),
             next_id: 0,
             out: VecDeque::new(),
             output,
@@ -1009,19 +1016,19 @@ impl ClickHouseReader {
             return Ok(false);
         }
         let newly = read.readiness.on_progress(bytes_ready, &mut self.events);
-        let entries: Vec<u32> = read
-            .served
-            .get(newly)
-            .map(<[u32]>::to_vec)
-            .unwrap_or_default();
+        let mut entries = std::mem::take(&mut self.ready_scratch);
+        entries.clear();
+        entries.extend_from_slice(read.served.get(newly).unwrap_or_default());
         let uid = read.purpose.unit();
         let in_flight = self.io.controller.bytes_in_flight();
-        self.io.controller.on_progress(now, id.0, bytes_ready)?;
+        let charged = self.io.controller.on_progress(now, id.0, bytes_ready);
         let budget_freed = self.cfg.planned && self.io.controller.bytes_in_flight() < in_flight;
         let served = !entries.is_empty();
-        if let Some(uid) = uid {
+        if let (Ok(()), Some(uid)) = (&charged, uid) {
             self.entries_ready(uid, &entries);
         }
+        self.ready_scratch = entries;
+        charged?;
         Ok(served || budget_freed)
     }
 
@@ -1045,11 +1052,6 @@ impl ClickHouseReader {
         read.status = ReadStatus::Completed;
         let purpose = read.purpose;
         let newly = read.readiness.on_complete();
-        let entries: Vec<u32> = read
-            .served
-            .get(newly)
-            .map(<[u32]>::to_vec)
-            .unwrap_or_default();
         let (uid, stream) = match purpose {
             Purpose::Iceberg => {
                 self.io.reads.remove(&id.0);
@@ -1065,7 +1067,14 @@ impl ClickHouseReader {
             self.io.reads.remove(&id.0);
             self.with_unit(uid, |r, u| r.footer_done(u))?;
         } else {
+            // Copied out: marking them ready reaches the reads table.
+            let mut entries = std::mem::take(&mut self.ready_scratch);
+            entries.clear();
+            if let Some(read) = self.io.reads.get(&id.0) {
+                entries.extend_from_slice(read.served.get(newly).unwrap_or_default());
+            }
             self.entries_ready(uid, &entries);
+            self.ready_scratch = entries;
             self.maybe_forget_read(id.0)?;
         }
         Ok(())
@@ -1364,7 +1373,7 @@ impl ClickHouseReader {
             range,
             kind: ReadKind::IcebergMetadata,
             readiness,
-            served: Vec::new(),
+            served: Served::new(),
             unconsumed: 0,
             charge: None,
         };

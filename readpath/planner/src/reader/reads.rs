@@ -13,7 +13,7 @@ impl ClickHouseReader {
         cache: &dyn CacheView,
     ) -> Result<(), PlanError> {
         // (task, entry of each served piece)
-        let mut tasks: Vec<(ReadTask, Vec<u32>)> = Vec::new();
+        let mut tasks: Vec<(ReadTask, Served)> = Vec::new();
         if let Some(lazy) = u.lazy.as_mut() {
             for &e in to_read {
                 if u.entry_state.get(e as usize) != Some(&EntryState::Idle) {
@@ -52,14 +52,10 @@ impl ClickHouseReader {
                 .first()
                 .and_then(|&e| u.plan.entries.get(e as usize))
                 .map_or(ReadKind::DataPages, |x| x.kind);
-            let subranges: Vec<SubRange> = task
-                .serves
-                .iter()
-                .map(|s| SubRange {
-                    task_offset: s.task_offset,
-                    len: s.len,
-                })
-                .collect();
+            let subranges = task.serves.iter().map(|s| SubRange {
+                task_offset: s.task_offset,
+                len: s.len,
+            });
             let purpose = Purpose::Entries {
                 unit: u.id,
                 stream: u.stream,
@@ -141,8 +137,8 @@ impl ClickHouseReader {
         purpose: Purpose,
         range: ByteRange,
         kind: ReadKind,
-        subranges: Vec<SubRange>,
-        served: Vec<u32>,
+        subranges: impl IntoIterator<Item = SubRange>,
+        served: Served,
     ) -> Result<u64, PlanError> {
         let id = self.next_id;
         self.next_id += 1;

@@ -197,8 +197,8 @@ impl ClickHouseReader {
                     },
                     range,
                     ReadKind::Footer,
-                    Vec::new(),
-                    Vec::new(),
+                    [],
+                    Served::new(),
                 )?;
                 self.submit_read_of(u, id);
                 Ok(())

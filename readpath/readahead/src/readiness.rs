@@ -35,8 +35,8 @@ impl SubRange {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskReadiness {
     task_len: u64,
-    /// Most tasks serve one or two sub-ranges: inline, no allocation per task.
-    ranges: SmallVec<[SubRange; 2]>,
+    /// Most tasks serve at most four sub-ranges: inline, no allocation per task.
+    ranges: SmallVec<[SubRange; 4]>,
     served: usize,
     bytes_ready: u64,
     complete: bool,
@@ -51,7 +51,7 @@ impl TaskReadiness {
         ranges: impl IntoIterator<Item = SubRange>,
         partial_readiness: bool,
     ) -> Result<TaskReadiness, ReadaheadError> {
-        let ranges: SmallVec<[SubRange; 2]> = ranges.into_iter().collect();
+        let ranges: SmallVec<[SubRange; 4]> = ranges.into_iter().collect();
         let mut previous_offset = 0;
         for (index, range) in ranges.iter().enumerate() {
             let bad = |why| ReadaheadError::BadSubRange {

@@ -161,8 +161,8 @@ impl Purpose {
     }
 }
 
-/// The entry of each sub-range a read serves: nearly always one or two, kept inline.
-type Served = smallvec::SmallVec<[u32; 2]>;
+/// The entry of each sub-range a read serves: most reads serve at most four, kept inline.
+type Served = smallvec::SmallVec<[u32; 4]>;
 
 /// Which thread runs a read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -593,6 +593,10 @@ pub(crate) struct ClickHouseReader {
     /// The entries a progress report or a completion made ready, copied out of their read
     /// (a buffer kept, not a vector per report).
     ready_scratch: Vec<u32>,
+    /// `create_reads`' tasks with the entries each serves (a buffer kept across calls).
+    tasks_scratch: Vec<(ReadTask, Served)>,
+    /// The ranges `create_reads` hands a batch coalescer (a buffer kept across calls).
+    needed_scratch: Vec<NeededRange>,
     /// One counter for read, decode and chunk ids.
     next_id: u64,
     out: VecDeque<Action>,
@@ -822,6 +826,8 @@ impl ClickHouseReader {
             events: ProfileEvents::new(),
             chunks: rustc_hash::FxHashMap::default(),
             ready_scratch: Vec::new(),
+            tasks_scratch: Vec::new(),
+            needed_scratch: Vec::new(),
             next_id: 0,
             out: VecDeque::new(),
             output,

@@ -12,8 +12,9 @@ impl ClickHouseReader {
         owner: &Owners,
         cache: &dyn CacheView,
     ) -> Result<(), PlanError> {
-        // (task, entry of each served piece)
-        let mut tasks: Vec<(ReadTask, Served)> = Vec::new();
+        // (task, entry of each served piece), in a buffer kept across calls.
+        let mut tasks = std::mem::take(&mut self.tasks_scratch);
+        tasks.clear();
         if let Some(lazy) = u.lazy.as_mut() {
             for &e in to_read {
                 if u.entry_state.get(e as usize) != Some(&EntryState::Idle) {
@@ -25,15 +26,18 @@ impl ClickHouseReader {
                 }
             }
         } else {
-            let needed: Vec<NeededRange> = to_read
-                .iter()
-                .filter_map(|&e| u.plan.entries.get(e as usize))
-                .map(|x| NeededRange {
-                    range: x.range,
-                    group: x.group,
-                    likely_used: true,
-                })
-                .collect();
+            let mut needed = std::mem::take(&mut self.needed_scratch);
+            needed.clear();
+            needed.extend(
+                to_read
+                    .iter()
+                    .filter_map(|&e| u.plan.entries.get(e as usize))
+                    .map(|x| NeededRange {
+                        range: x.range,
+                        group: x.group,
+                        likely_used: true,
+                    }),
+            );
             let view = FileCache {
                 view: cache,
                 file: u.file,
@@ -46,8 +50,9 @@ impl ClickHouseReader {
                     .collect();
                 tasks.push((task, entries));
             }
+            self.needed_scratch = needed;
         }
-        for (task, entries) in tasks {
+        for (task, entries) in tasks.drain(..) {
             let kind = entries
                 .first()
                 .and_then(|&e| u.plan.entries.get(e as usize))
@@ -90,6 +95,7 @@ impl ClickHouseReader {
                 self.submit_read_of(u, id);
             }
         }
+        self.tasks_scratch = tasks;
         Ok(())
     }
 

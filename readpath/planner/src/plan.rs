@@ -262,15 +262,25 @@ pub struct PlanInput<'a> {
     pub sequential_subgroups: bool,
 }
 
-/// Everything that shapes a plan besides the file's layout and its [`Wiring`], owned and
-/// ordered: the key of a [`PlanShape`] in [`crate::PlanCache`]. Fractions by their bits (equal
+/// Everything that shapes a plan besides the file's layout, the file and row groups it names
+/// ([`UnitKey`]) and its [`Wiring`], owned and ordered: the same for every file one reader
+/// plans, so [`crate::PlanCache`] interns it once per reader. Fractions by their bits (equal
 /// inputs, equal bits), the predicate as a [`PredicateKey`].
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct PlanKey {
-    shape: (u32, u32, u32, u32, u64, u64, [bool; 2]),
+pub(crate) struct QueryKey {
+    shape: (u32, u64, u64, [bool; 2]),
     columns: [Vec<u32>; 4],
     fractions: [u64; 4],
     predicate: Option<PredicateKey>,
+}
+
+/// The key of a [`PlanShape`] in [`crate::PlanCache`]: an interned [`QueryKey`], the file
+/// and its row groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct UnitKey {
+    pub(crate) query: u32,
+    pub(crate) file: u32,
+    pub(crate) row_groups: (u32, u32),
 }
 
 /// A predicate as a key: ordered by a hash of it, and two unequal predicates of one hash (a
@@ -322,12 +332,19 @@ impl PlanInput<'_> {
         }
     }
 
-    /// Its [`PlanKey`]. Every field is named (no `..`), so a field added to `PlanInput` does
-    /// not compile until it is in the key or the wiring.
-    pub(crate) fn key(&self) -> PlanKey {
+    /// Its [`UnitKey`], given the id its [`QueryKey`] was interned under.
+    pub(crate) fn unit_key(&self, query: u32) -> UnitKey {
+        UnitKey {
+            query,
+            file: self.file_index,
+            row_groups: (self.row_groups.start, self.row_groups.end),
+        }
+    }
+
+    /// Its [`QueryKey`]. Every field is named (no `..`), so a field added to `PlanInput` does
+    /// not compile until it is in a key or the wiring.
+    pub(crate) fn query_key(&self) -> QueryKey {
         let PlanInput {
-            file_index,
-            row_groups,
             main_columns,
             prewhere_columns,
             column_index_columns,
@@ -342,15 +359,15 @@ impl PlanInput<'_> {
             use_offset_index,
             unsplit_below_bytes,
             subgroups,
+            // The unit's ([`Self::unit_key`]).
+            file_index: _,
+            row_groups: _,
             // The wiring's ([`Self::wiring`]): the shape is the same whatever they are.
             planned: _,
             sequential_subgroups: _,
         } = self;
-        PlanKey {
+        QueryKey {
             shape: (
-                *file_index,
-                row_groups.start,
-                row_groups.end,
                 *bloom_probes,
                 *seed,
                 *unsplit_below_bytes,
@@ -373,8 +390,6 @@ impl PlanInput<'_> {
     }
 }
 
-/// A column's pages as (first row, end row, bytes), its coalescing group and whole-chunk id
-/// ([`Entry::whole_chunk`]), and whether it is a PREWHERE column.
 /// A page of a column read, as (first row, end row, bytes).
 type PageRows = (u64, u64, ByteRange);
 
@@ -494,7 +509,7 @@ pub(crate) fn plan_shape(file: &FileLayout, input: &PlanInput<'_>) -> PlanShape 
 /// The fields of [`PlanInput`] that decide only how a plan's steps wait for one another
 /// (`docs/readpath.md` section 1, item 4): every other part of the plan is the same whatever
 /// they are, so the base, the redesign and its floor-0 arm share one [`PlanShape`] of a file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Wiring {
     /// [`PlanInput::planned`].
     planned: bool,

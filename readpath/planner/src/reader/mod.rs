@@ -608,6 +608,8 @@ pub(crate) struct ClickHouseReader {
     record_needed: bool,
     /// Plans shared with the other readers of the table, if the driver gave a cache.
     plans: Option<Arc<crate::PlanCache>>,
+    /// This reader's query key's id in `plans` (`PlanCache::query_id`), once asked.
+    plan_query: Option<u32>,
     needed: Vec<crate::needed::NeededRange>,
     /// Files whose footer is already in `needed` (buckets of a file share it).
     footers_noted: BTreeSet<FileIndex>,
@@ -836,6 +838,7 @@ impl ClickHouseReader {
             now_ns: 0,
             record_needed: false,
             plans: None,
+            plan_query: None,
             needed: Vec::new(),
             footers_noted: BTreeSet::new(),
             start_scratch: StartScratch::default(),
@@ -885,6 +888,8 @@ impl ClickHouseReader {
     /// See [`crate::Reader::share_plans`].
     pub fn share_plans(&mut self, plans: Arc<crate::PlanCache>) {
         self.plans = Some(plans);
+        // An id in another cache means nothing here.
+        self.plan_query = None;
     }
 
     /// Every range the reader's plans needed so far, before coalescing, in query order (file by

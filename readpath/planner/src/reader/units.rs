@@ -62,7 +62,13 @@ impl ClickHouseReader {
             None => layout(),
         };
         let plan = match &self.plans {
-            Some(cache) => cache.get_or_plan(held, &input)?,
+            Some(cache) => {
+                // Every unit of this reader shares the query key: interned once.
+                let query = *self
+                    .plan_query
+                    .get_or_insert_with(|| cache.query_id(&input));
+                cache.get_or_plan(query, held, &input)?
+            }
             None => Arc::new(plan_file(&*held()?, &input)),
         };
         if let Some(full) = &recorded {

@@ -828,7 +828,7 @@ impl<'a> FilePlanner<'a> {
         if !early {
             return;
         }
-        let mut dicts: Vec<u32> = Vec::new();
+        let mut dicts: Vec<u32> = Vec::with_capacity(self.read_columns.len());
         for &c in &self.read_columns {
             if let Some(r) = rg.chunk(c).and_then(|ch| ch.dictionary_page()) {
                 let r = self.clip(r);
@@ -849,7 +849,8 @@ impl<'a> FilePlanner<'a> {
             return (None, false);
         }
         // Column indexes first, then offset indexes, each in column order.
-        let mut idx: Vec<u32> = Vec::new();
+        let mut idx: Vec<u32> =
+            Vec::with_capacity(input.column_index_columns.len() + self.read_columns.len());
         for &c in input.column_index_columns {
             if let Some(r) = rg.chunk(c).and_then(|ch| ch.column_index()) {
                 let r = self.clip(r);
@@ -931,7 +932,7 @@ impl<'a> FilePlanner<'a> {
         let late_group = if located_late { self.b.group() } else { 0 };
         let mut walk = SubgroupPages {
             columns: Vec::with_capacity(self.read_columns.len()),
-            pages: Vec::new(),
+            pages: Vec::with_capacity(self.read_columns.len()),
         };
         for ci in 0..self.read_columns.len() {
             let Some(&c) = self.read_columns.get(ci) else {
@@ -983,7 +984,11 @@ impl<'a> FilePlanner<'a> {
         let mut pages = self.columns(rg, early.indexes.is_some(), early_dictionary);
         let mut subgroups = 0;
         // One pair of candidate buffers for every subgroup of the row group.
-        let (mut pw, mut main) = (PageStep::default(), PageStep::default());
+        let with_room = || PageStep {
+            candidates: Vec::with_capacity(pages.columns.len() + 1),
+            ..PageStep::default()
+        };
+        let (mut pw, mut main) = (with_room(), with_room());
         for k in 0..rows.div_ceil(sub_rows) {
             let lo = k * sub_rows;
             let hi = ((k + 1) * sub_rows).min(rows);
@@ -1404,7 +1409,7 @@ fn candidate_order(c: &[Candidate]) -> Vec<u32> {
 /// entries and, per candidate, its entry (`None` for an empty candidate).
 fn merge_candidates(c: &[Candidate]) -> (Vec<Entry>, Vec<Option<u32>>) {
     let order = candidate_order(c);
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::with_capacity(order.len());
     let mut map = vec![None; c.len()];
     for i in order {
         let Some(cand) = c.get(i as usize) else {

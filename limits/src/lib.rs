@@ -147,6 +147,7 @@ pub const ALL: &[(&str, u64)] = &[
 /// [`MAX_OBJECT_BYTES`]. A value out of range is a broken invariant of the caller, not bad input,
 /// so it panics naming the value and the type, where a bare `as` would wrap without a word.
 #[track_caller]
+#[inline]
 pub fn narrow<T, U>(value: T) -> U
 where
     T: Copy + std::fmt::Display,
@@ -154,11 +155,16 @@ where
 {
     match U::try_from(value) {
         Ok(narrowed) => narrowed,
-        Err(_) => panic!(
-            "{value} does not fit in {}: a bound should have refused it where it entered",
-            std::any::type_name::<U>()
-        ),
+        Err(_) => does_not_fit(value, std::any::type_name::<U>()),
     }
+}
+
+/// [`narrow`]'s panic, out of line so that the conversion inlines where it is called.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn does_not_fit(value: impl std::fmt::Display, type_name: &str) -> ! {
+    panic!("{value} does not fit in {type_name}: a bound should have refused it where it entered")
 }
 
 /// A count or index held in a `usize` (a `Vec`'s length, a position in it) as a `u32`, for the

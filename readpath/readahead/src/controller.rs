@@ -138,6 +138,9 @@ pub struct InFlightController {
     bytes_in_flight: u64,
     peak_bytes_in_flight: u64,
     reads_running: u64,
+    /// [`Self::target_bytes`], kept: it changes only when the estimators learn, and every
+    /// poll of a planning queue asks for it (computing it was a tenth of a poll).
+    target_bytes: u64,
 }
 
 impl InFlightController {
@@ -157,7 +160,7 @@ impl InFlightController {
         bandwidth: BandwidthEstimator,
     ) -> Result<InFlightController, ReadaheadError> {
         config.validate()?;
-        Ok(InFlightController {
+        let mut c = InFlightController {
             config,
             first_byte,
             bandwidth,
@@ -165,7 +168,10 @@ impl InFlightController {
             bytes_in_flight: 0,
             peak_bytes_in_flight: 0,
             reads_running: 0,
-        })
+            target_bytes: 0,
+        };
+        c.target_bytes = c.fitted_target_bytes();
+        Ok(c)
     }
 
     /// The settings.
@@ -182,6 +188,12 @@ impl InFlightController {
     /// `max(min_bytes_in_flight, bandwidth x first_byte_time x io_threads x 2)`, never below
     /// `4 x bytes_per_read_task`.
     pub fn target_bytes(&self) -> u64 {
+        debug_assert_eq!(self.target_bytes, self.fitted_target_bytes());
+        self.target_bytes
+    }
+
+    /// [`Self::target_bytes`] from the estimators as they stand.
+    fn fitted_target_bytes(&self) -> u64 {
         let fitted = self.bandwidth.bytes_per_ns()
             * self.first_byte.get_ns()
             * f64::from(self.config.io_threads)
@@ -387,6 +399,7 @@ impl InFlightController {
         if fed_estimators {
             self.first_byte.update(first_byte_ns);
             self.bandwidth.update(read.bytes, transfer_ns);
+            self.target_bytes = self.fitted_target_bytes();
         }
         events.add(
             ProfileEvent::ParquetReadFirstByteMicroseconds,

@@ -4,7 +4,10 @@
 //! order, so the reader cannot deadlock. A Metadata-pool refusal at the head counts
 //! `ParquetIssueQueueStalls` (once per blocked head read).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use serde::{Deserialize, Serialize};
 
@@ -65,20 +68,78 @@ pub enum Blocked {
     Memory(Refusal),
 }
 
-/// One FIFO of planned reads (one per file, or per stream). Every operation is O(log n): the
-/// reads are kept by arrival sequence, with an index by `(row_group, subgroup)` so that finding
-/// the privileged read behind a blocked head never scans the queue.
+/// One FIFO of planned reads (one per file, or per stream). Every operation is O(log n) or a
+/// push at an end: the reads are kept by arrival sequence, with an index by
+/// `(row_group, subgroup)` so that finding the privileged read behind a blocked head never
+/// scans the queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssueQueue {
     stream: usize,
-    /// Arrival sequence -> read: the first entry is the head.
-    fifo: BTreeMap<u64, PlannedRead>,
-    /// `(row_group, subgroup)` -> arrival sequences of its waiting reads.
-    by_subgroup: BTreeMap<(u32, u32), BTreeSet<u64>>,
+    /// The reads by arrival sequence: the first is the head.
+    fifo: Fifo,
+    /// `(row_group, subgroup)` -> arrival sequences of its waiting reads, ascending. A hash map
+    /// (looked up on every poll, walked only by `cancel_row_group`, which sorts what it finds).
+    by_subgroup: FxHashMap<(u32, u32), SmallVec<[u64; 4]>>,
     next_seq: u64,
     queued_bytes: u64,
     stalled_head: Option<u64>,
     last_blocked: Option<Blocked>,
+}
+
+/// Reads by arrival sequence: (sequence, read) in a deque, the sequences ascending. A read
+/// taken from the middle (a privileged one) leaves a hole (`None`) until the reads before it
+/// are gone; the front is never a hole. A `BTreeMap` here walked a tree on every poll.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Fifo {
+    slots: VecDeque<(u64, Option<PlannedRead>)>,
+    live: usize,
+}
+
+impl Fifo {
+    fn insert(&mut self, seq: u64, read: PlannedRead) {
+        if self.slots.back().is_none_or(|&(last, _)| seq > last) {
+            self.slots.push_back((seq, Some(read)));
+        } else {
+            match self.slots.binary_search_by_key(&seq, |&(s, _)| s) {
+                Ok(at) => {
+                    if let Some((_, slot)) = self.slots.get_mut(at) {
+                        debug_assert!(slot.is_none(), "sequence {seq} queued twice");
+                        *slot = Some(read);
+                    }
+                }
+                Err(at) => self.slots.insert(at, (seq, Some(read))),
+            }
+        }
+        self.live += 1;
+    }
+
+    fn remove(&mut self, seq: u64) -> Option<PlannedRead> {
+        let at = self.slots.binary_search_by_key(&seq, |&(s, _)| s).ok()?;
+        let read = self.slots.get_mut(at)?.1.take()?;
+        self.live -= 1;
+        while self.slots.front().is_some_and(|(_, r)| r.is_none()) {
+            self.slots.pop_front();
+        }
+        debug_assert_eq!(self.live == 0, self.slots.iter().all(|(_, r)| r.is_none()));
+        if self.live == 0 {
+            self.slots.clear();
+        }
+        Some(read)
+    }
+
+    /// The head: (its sequence, the read).
+    fn first(&self) -> Option<(u64, &PlannedRead)> {
+        let (seq, read) = self.slots.front()?;
+        read.as_ref().map(|r| (*seq, r))
+    }
+
+    fn len(&self) -> usize {
+        self.live
+    }
+
+    fn is_empty(&self) -> bool {
+        self.live == 0
+    }
 }
 
 impl IssueQueue {
@@ -86,8 +147,8 @@ impl IssueQueue {
     pub fn new(stream: usize) -> IssueQueue {
         IssueQueue {
             stream,
-            fifo: BTreeMap::new(),
-            by_subgroup: BTreeMap::new(),
+            fifo: Fifo::default(),
+            by_subgroup: FxHashMap::default(),
             next_seq: 0,
             queued_bytes: 0,
             stalled_head: None,
@@ -110,19 +171,26 @@ impl IssueQueue {
 
     fn insert(&mut self, seq: u64, read: PlannedRead) {
         self.queued_bytes = self.queued_bytes.saturating_add(read.bytes);
-        self.by_subgroup
+        let seqs = self
+            .by_subgroup
             .entry((read.row_group, read.subgroup))
-            .or_default()
-            .insert(seq);
+            .or_default();
+        // Nearly always past the last (a refused read goes back to its place).
+        let at = seqs.partition_point(|&x| x < seq);
+        if seqs.get(at) != Some(&seq) {
+            seqs.insert(at, seq);
+        }
         self.fifo.insert(seq, read);
     }
 
     fn remove(&mut self, seq: u64) -> Option<PlannedRead> {
-        let read = self.fifo.remove(&seq)?;
+        let read = self.fifo.remove(seq)?;
         self.queued_bytes = self.queued_bytes.saturating_sub(read.bytes);
         let key = (read.row_group, read.subgroup);
         if let Some(seqs) = self.by_subgroup.get_mut(&key) {
-            seqs.remove(&seq);
+            if let Ok(at) = seqs.binary_search(&seq) {
+                seqs.remove(at);
+            }
             if seqs.is_empty() {
                 self.by_subgroup.remove(&key);
             }
@@ -152,7 +220,7 @@ impl IssueQueue {
 
     /// The head, if any.
     pub fn peek(&self) -> Option<&PlannedRead> {
-        self.fifo.first_key_value().map(|(_, read)| read)
+        self.fifo.first().map(|(_, read)| read)
     }
 
     /// Why the last [`poll`](Self::poll) returned `None` (`None` if it issued a read).
@@ -165,7 +233,8 @@ impl IssueQueue {
     pub fn cancel_row_group(&mut self, row_group: u32) -> Vec<PlannedRead> {
         let mut seqs: Vec<u64> = self
             .by_subgroup
-            .range((row_group, 0)..=(row_group, u32::MAX))
+            .iter()
+            .filter(|((rg, _), _)| *rg == row_group)
             .flat_map(|(_, seqs)| seqs.iter().copied())
             .collect();
         seqs.sort_unstable();
@@ -194,7 +263,7 @@ impl IssueQueue {
         memory: &mut Memory,
         events: &mut ProfileEvents,
     ) -> Result<Option<Issued>, ReadaheadError> {
-        let Some((&head_seq, &head)) = self.fifo.first_key_value() else {
+        let Some((head_seq, &head)) = self.fifo.first() else {
             self.last_blocked = Some(Blocked::Empty);
             return Ok(None);
         };
@@ -593,6 +662,57 @@ mod tests {
                 prop_assert_eq!(events.parquet_read_tasks, reads.len() as u64);
                 prop_assert_eq!(memory.total_usage_bytes(), 0);
                 prop_assert_eq!(c.bytes_in_flight(), 0);
+            }
+        }
+    }
+
+    mod fifo {
+        use super::*;
+        use proptest::prelude::*;
+        use std::collections::BTreeMap;
+
+        proptest! {
+            /// The deque with holes answers as a map by sequence would: head, length, and the
+            /// read each removal returns, through pushes, removals anywhere and reinsertions.
+            #[test]
+            fn the_deque_behaves_as_a_map_by_sequence(
+                ops in proptest::collection::vec((0u8..3, 0usize..64), 1..200)
+            ) {
+                let mut fifo = Fifo::default();
+                let mut model: BTreeMap<u64, PlannedRead> = BTreeMap::new();
+                let mut removed: Vec<(u64, PlannedRead)> = Vec::new();
+                let mut next = 0u64;
+                for (op, pick) in ops {
+                    match op {
+                        0 => {
+                            let r = read(next, next + 1, MemoryClass::Dictionary, 0);
+                            fifo.insert(next, r);
+                            model.insert(next, r);
+                            next += 1;
+                        }
+                        1 => {
+                            let keys: Vec<u64> = model.keys().copied().collect();
+                            if let Some(&seq) = keys.get(pick % keys.len().max(1)) {
+                                let got = fifo.remove(seq);
+                                prop_assert_eq!(got, model.remove(&seq));
+                                if let Some(r) = got {
+                                    removed.push((seq, r));
+                                }
+                            }
+                            prop_assert_eq!(fifo.remove(next + 100), None);
+                        }
+                        _ => {
+                            if !removed.is_empty() {
+                                let (seq, r) = removed.swap_remove(pick % removed.len());
+                                fifo.insert(seq, r);
+                                model.insert(seq, r);
+                            }
+                        }
+                    }
+                    prop_assert_eq!(fifo.len(), model.len());
+                    prop_assert_eq!(fifo.is_empty(), model.is_empty());
+                    prop_assert_eq!(fifo.first(), model.first_key_value().map(|(&k, v)| (k, v)));
+                }
             }
         }
     }

@@ -105,7 +105,7 @@ pub(crate) fn plan_ranges(
 ) {
     let surviving: Vec<u32> = plan.row_groups.iter().map(|g| g.row_group).collect();
     let parts = chunk_parts(file, &surviving, columns, use_offset_index);
-    for e in &plan.entries {
+    for e in plan.entries.iter() {
         // Parts are sorted by start; the one holding the entry starts at or before it.
         let upto = parts.partition_point(|p| p.range.start <= e.range.start);
         let found = parts[..upto]

@@ -9,6 +9,7 @@
 
 use limits::{narrow, u32_of, usize_of};
 use std::ops::Range;
+use std::sync::Arc;
 
 use layout::{ByteRange, ColumnChunk, FileLayout};
 
@@ -158,24 +159,26 @@ pub struct RowGroupPlan {
     pub subgroups: u32,
 }
 
-/// Everything one file (or bucket) needs.
+/// Everything one file (or bucket) needs. The parts its wiring leaves alone are shared with
+/// the [`PlanShape`] it was wired from and every other wiring of it (`Arc`); the steps and
+/// their lists are its own.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct FilePlan {
     /// Registered ranges, sorted, non-overlapping.
-    pub entries: Vec<Entry>,
+    pub entries: Arc<[Entry]>,
     /// For each entry, how many steps need it.
-    pub entry_consumers: Vec<u32>,
+    pub entry_consumers: Arc<[u32]>,
     /// Surviving row groups, in file order.
-    pub row_groups: Vec<RowGroupPlan>,
+    pub row_groups: Arc<[RowGroupPlan]>,
     /// All steps, row group by row group, each row group's in the order above.
     pub steps: Vec<Step>,
     /// Every step's entries, deps and dependents ([`ListSpan`]).
     pub step_lists: Vec<u32>,
     /// The entries of each whole chunk ([`Entry::whole_chunk`]), in offset order: those of
     /// chunk `w` are `whole_chunk_lists[whole_chunk_starts[w]..whole_chunk_starts[w + 1]]`.
-    pub whole_chunk_starts: Vec<u32>,
+    pub whole_chunk_starts: Arc<[u32]>,
     /// See `whole_chunk_starts`.
-    pub whole_chunk_lists: Vec<u32>,
+    pub whole_chunk_lists: Arc<[u32]>,
 }
 
 impl FilePlan {
@@ -531,7 +534,7 @@ impl PlanShape {
     pub(crate) fn wired(&self, w: Wiring) -> FilePlan {
         let mut plan = self.0.clone();
         let mut deps: Vec<u32> = Vec::with_capacity(4);
-        for rg in &plan.row_groups {
+        for rg in plan.row_groups.iter() {
             let (mut header, mut blocks, mut dictionary, mut indexes) = (None, None, None, None);
             for s in rg.steps.clone() {
                 let Some(kind) = plan.steps.get(s as usize).map(|st| st.kind) else {
@@ -1157,13 +1160,13 @@ impl<'a> FilePlanner<'a> {
             .windows(2)
             .all(|w| w[0].range.end <= w[1].range.start));
         FilePlan {
-            entries,
-            entry_consumers,
-            row_groups,
+            entries: entries.into(),
+            entry_consumers: entry_consumers.into(),
+            row_groups: row_groups.into(),
             steps,
             step_lists,
-            whole_chunk_starts,
-            whole_chunk_lists,
+            whole_chunk_starts: whole_chunk_starts.into(),
+            whole_chunk_lists: whole_chunk_lists.into(),
         }
     }
 }
@@ -1666,8 +1669,8 @@ pub(crate) mod tests {
         ];
         let (starts, lists) = whole_chunks(&entries);
         let plan = FilePlan {
-            whole_chunk_starts: starts,
-            whole_chunk_lists: lists,
+            whole_chunk_starts: starts.into(),
+            whole_chunk_lists: lists.into(),
             ..FilePlan::default()
         };
         assert_eq!(plan.whole_chunk_entries(2), [0, 2, 4]);

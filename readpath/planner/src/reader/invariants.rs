@@ -200,7 +200,8 @@ impl ClickHouseReader {
                 unit.id
             );
             // `current_decode_step` starts its search at `decode_search_from`.
-            for (rg, (state, plan)) in unit.rgs.iter().zip(&unit.plan.row_groups).enumerate() {
+            for (rg, (state, plan)) in unit.rgs.iter().zip(unit.plan.row_groups.iter()).enumerate()
+            {
                 for s in plan.steps.start..state.decode_search_from.max(plan.steps.start) {
                     let passed = unit.plan.steps.get(s as usize).is_some_and(|p| {
                         !p.kind.decodes() || p.kind.subgroup() < state.subgroups_done

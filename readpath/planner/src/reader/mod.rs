@@ -503,6 +503,35 @@ impl UnitBuffers {
     }
 }
 
+impl UnitBuffers {
+    /// Refilled for a unit of `plan` that opens now: every step waiting on its deps, every
+    /// entry idle, nothing waiting or queued (the footer reads are the opener's).
+    fn fill_for(&mut self, plan: &FilePlan) {
+        let n_entries = plan.entries.len();
+        clear_for(&mut self.steps, plan.steps.len());
+        self.steps.extend(plan.steps.iter().map(|s| StepState {
+            status: StepStatus::Waiting,
+            unmet: u32_of(plan.deps_of(s).len()),
+            pending: 0,
+            charge: None,
+        }));
+        clear_for(&mut self.rgs, plan.row_groups.len());
+        self.rgs.extend(plan.row_groups.iter().map(|rg| RgState {
+            open_steps: u32_of(rg.steps.len()),
+            ..RgState::default()
+        }));
+        refill(&mut self.entry_state, n_entries, EntryState::Idle);
+        refill(&mut self.entry_pieces, n_entries, 0);
+        refill(&mut self.entry_counted, n_entries, false);
+        refill(&mut self.entry_read, n_entries, None);
+        clear_for(&mut self.entry_consumers, n_entries);
+        self.entry_consumers
+            .extend_from_slice(&plan.entry_consumers);
+        self.waiters.reset(&plan.entry_consumers);
+        self.local_waiting.clear();
+    }
+}
+
 /// `v` emptied and refilled with `n` copies of `x`, in the memory it holds if that is enough.
 fn refill<T: Clone>(v: &mut Vec<T>, n: usize, x: T) {
     clear_for(v, n);

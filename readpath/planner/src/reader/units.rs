@@ -111,18 +111,7 @@ impl ClickHouseReader {
             }
         }
         let n_entries = plan.entries.len();
-        clear_for(&mut b.steps, plan.steps.len());
-        b.steps.extend(plan.steps.iter().map(|s| StepState {
-            status: StepStatus::Waiting,
-            unmet: u32_of(plan.deps_of(s).len()),
-            pending: 0,
-            charge: None,
-        }));
-        clear_for(&mut b.rgs, plan.row_groups.len());
-        b.rgs.extend(plan.row_groups.iter().map(|rg| RgState {
-            open_steps: u32_of(rg.steps.len()),
-            ..RgState::default()
-        }));
+        b.fill_for(&plan);
         let lazy = if self.cfg.lazy && n_entries > 0 {
             let needed: Vec<NeededRange> = plan
                 .entries
@@ -144,14 +133,6 @@ impl ClickHouseReader {
         } else {
             None
         };
-        refill(&mut b.entry_state, n_entries, EntryState::Idle);
-        refill(&mut b.entry_pieces, n_entries, 0);
-        refill(&mut b.entry_counted, n_entries, false);
-        refill(&mut b.entry_read, n_entries, None);
-        clear_for(&mut b.entry_consumers, n_entries);
-        b.entry_consumers.extend_from_slice(&plan.entry_consumers);
-        b.waiters.reset(&plan.entry_consumers);
-        b.local_waiting.clear();
         let current = self.units.streams.get(stream).is_some_and(|s| s.is_empty());
         let u = OpenUnit {
             id: uid,

@@ -17,6 +17,8 @@ const READPATH_EXTERNAL: &[&str] = &[
     "zlib-rs",
     "crc32fast",
     "rustc-hash",
+    // Inline vectors: a data structure, no clock, thread or IO (`no_std` capable).
+    "smallvec",
 ];
 
 /// The workspace members, in the order `Cargo.toml` lists them.

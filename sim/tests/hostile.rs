@@ -190,7 +190,18 @@ fn generator_specs_past_a_bound_are_refused_at_once() {
             "rows_per_row_group: 1000000000000",
             "MAX_ROWS_PER_ROW_GROUP",
         ),
-        ("count: 40", "count: 100000000", "column chunks"),
+        ("count: 40", "count: 100000000", "MAX_COLUMNS_PER_SCHEMA"),
+        // 10^12 files once made the skeleton ask for 96 TB and abort.
+        (
+            "file_count: 55",
+            "file_count: 1000000000000",
+            "MAX_FILES_PER_TABLE",
+        ),
+        (
+            "row_groups_per_file: 2",
+            "row_groups_per_file: 2000000",
+            "MAX_ROW_GROUPS_PER_FILE",
+        ),
     ] {
         let path = edited("iceberg-bench.yaml", from, to);
         refused(&["run", &path], want);

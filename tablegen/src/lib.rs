@@ -737,6 +737,18 @@ impl Plan {
         if spec.file_count == 0 {
             return Err(invalid("file_count", "0 files; a table needs at least 1"));
         }
+        // Checked before the skeleton names every file (a path each): past it, memory.
+        if spec.file_count > limits::MAX_FILES_PER_TABLE {
+            return Err(invalid(
+                "file_count",
+                format!(
+                    "{} files, past the bound of {} files a table \
+                     (limits::MAX_FILES_PER_TABLE, docs/bounds.md)",
+                    spec.file_count,
+                    limits::MAX_FILES_PER_TABLE
+                ),
+            ));
+        }
         match (&spec.file_data_size, &spec.row_group_size) {
             (Some(d), None) => d.check("file_data_size")?,
             (None, Some(d)) => d.check("row_group_size")?,
@@ -744,6 +756,18 @@ impl Plan {
             (None, None) => return Err(invalid("file_data_size", "give one of `file_data_size` (bytes per file) or `row_group_size` (bytes per row group)")),
         }
         spec.row_groups_per_file.check("row_groups_per_file", 1)?;
+        // Before a file is made: its check would refuse it only after.
+        let most_rgs = spec.row_groups_per_file.bounds().1;
+        if most_rgs > limits::MAX_ROW_GROUPS_PER_FILE {
+            return Err(invalid(
+                "row_groups_per_file",
+                format!(
+                    "up to {most_rgs} row groups, past the bound of {} a file \
+                     (limits::MAX_ROW_GROUPS_PER_FILE, docs/bounds.md)",
+                    limits::MAX_ROW_GROUPS_PER_FILE
+                ),
+            ));
+        }
         match (&spec.rows_per_row_group, &spec.bytes_per_row) {
             (Some(r), None) => {
                 r.check("rows_per_row_group", 1)?;
@@ -781,6 +805,16 @@ impl Plan {
             return Err(invalid(
                 "columns.count",
                 "0 columns; a schema needs at least 1",
+            ));
+        }
+        if u64::from(n) > limits::MAX_COLUMNS_PER_SCHEMA {
+            return Err(invalid(
+                "columns.count",
+                format!(
+                    "{n} columns, past the bound of {} columns a schema \
+                     (limits::MAX_COLUMNS_PER_SCHEMA, docs/bounds.md)",
+                    limits::MAX_COLUMNS_PER_SCHEMA
+                ),
             ));
         }
         // One file's chunks are made at once whatever the table keeps.
@@ -1376,6 +1410,39 @@ mod tests {
     }
     use layout::ByteRange;
     use proptest::prelude::*;
+
+    #[test]
+    fn counts_past_the_table_bounds_are_refused_before_anything_is_made() {
+        // 10^12 files once made the skeleton ask for 96 TB and abort.
+        let e = generate_files(&base(1_000_000_000_000, 4), 1, |_| false).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("file_count") && msg.contains("MAX_FILES_PER_TABLE"),
+            "{msg}"
+        );
+        let mut rgs = base(1, 1);
+        rgs.row_groups_per_file = CountDist::Fixed(limits::MAX_ROW_GROUPS_PER_FILE + 1);
+        let msg = generate_files(&rgs, 1, |_| false).unwrap_err().to_string();
+        assert!(
+            msg.contains("row_groups_per_file") && msg.contains("MAX_ROW_GROUPS_PER_FILE"),
+            "{msg}"
+        );
+        // Each count within its bound, but one file's chunks past theirs.
+        let mut wide = base(1, 60_000);
+        wide.row_groups_per_file = CountDist::Fixed(2_000);
+        let msg = generate_files(&wide, 1, |_| false).unwrap_err().to_string();
+        assert!(msg.contains("column chunks in one file"), "{msg}");
+        let at_bound = Plan::new(&base(limits::MAX_FILES_PER_TABLE, 4), 1);
+        assert!(at_bound.is_ok(), "the bound itself is accepted");
+        let columns = u32::try_from(limits::MAX_COLUMNS_PER_SCHEMA + 1).unwrap();
+        let msg = generate_files(&base(1, columns), 1, |_| false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("columns.count") && msg.contains("MAX_COLUMNS_PER_SCHEMA"),
+            "{msg}"
+        );
+    }
 
     fn base(file_count: u64, columns: u32) -> GeneratorSpec {
         GeneratorSpec {

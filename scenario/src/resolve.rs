@@ -223,12 +223,9 @@ fn resolve_table(
                     tables.keep_whole_up_to_chunks,
                 )
                 .map_err(|e| err("generate", format!("cannot generate the table: {e}")))?;
-                // Once, where the table is built: cases and sweep points share it (outlines
-                // were checked whole as they were made).
-                if t.lazy.is_none() {
-                    t.validate()
-                        .map_err(|e| err("table", format!("the layout is inconsistent: {e}")))?;
-                }
+                // Checked once, where the table is built (cases and sweep points share it):
+                // the generator checks each file whole as it makes it, kept or outlined, and
+                // the table's counts before it makes any.
                 Ok(t)
             })?;
             Ok((table, files_key, queries))

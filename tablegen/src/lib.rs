@@ -1109,13 +1109,7 @@ impl Plan {
             }
             // Checked whole as it is made, while its chunks are in cache (as outlines are):
             // a second walk over the table's chunks was 4% of `many-small-files`.
-            let index = usize::try_from(fi).map_err(|_| GenerateError::TooLarge {
-                what: format!("file {fi}: past this machine's address space"),
-            })?;
-            bounds.check(index, &file).map_err(GenerateError::Layout)?;
-            table
-                .validate_file(index, &file)
-                .map_err(GenerateError::Layout)?;
+            let index = check_made(&table, &mut bounds, fi, &file)?;
             if let Some(slot) = table.files.get_mut(index) {
                 *slot = file;
             }
@@ -1131,13 +1125,7 @@ impl Plan {
         let mut bounds = layout::FileBounds::default();
         for fi in (0..self.spec.file_count).filter(|&i| wanted(i)) {
             let full = self.file(fi, &mut scratch)?;
-            let index = usize::try_from(fi).map_err(|_| GenerateError::TooLarge {
-                what: format!("file {fi}: past this machine's address space"),
-            })?;
-            bounds.check(index, &full).map_err(GenerateError::Layout)?;
-            table
-                .validate_file(index, &full)
-                .map_err(GenerateError::Layout)?;
+            let index = check_made(&table, &mut bounds, fi, &full)?;
             table.files[index] = FileLayout::outline_of(&full);
         }
         table.lazy = Some(LazyFiles(Arc::new(GeneratedFiles { plan: self })));
@@ -1370,6 +1358,24 @@ impl Plan {
             + f.per_column_chunk_bytes.0 as u128 * cols * rgs;
         u32::try_from(len).ok()
     }
+}
+
+/// Checks file `fi` of `table`, just made, whole: its ranges (`Table::validate_file`) and the
+/// table's bounds, summed over the files checked so far in `bounds`. Returns its index.
+fn check_made(
+    table: &Table,
+    bounds: &mut layout::FileBounds,
+    fi: u64,
+    file: &FileLayout,
+) -> Result<usize, GenerateError> {
+    let index = usize::try_from(fi).map_err(|_| GenerateError::TooLarge {
+        what: format!("file {fi}: past this machine's address space"),
+    })?;
+    bounds.check(index, file).map_err(GenerateError::Layout)?;
+    table
+        .validate_file(index, file)
+        .map_err(GenerateError::Layout)?;
+    Ok(index)
 }
 
 /// Rounds a non-negative value to the nearest integer (saturating). `f64::round` is a libm

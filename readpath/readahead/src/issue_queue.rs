@@ -120,10 +120,8 @@ impl Fifo {
         while self.slots.front().is_some_and(|(_, r)| r.is_none()) {
             self.slots.pop_front();
         }
-        debug_assert_eq!(self.live == 0, self.slots.iter().all(|(_, r)| r.is_none()));
-        if self.live == 0 {
-            self.slots.clear();
-        }
+        // The front is never a hole, so the deque is empty exactly when no read is left.
+        debug_assert_eq!(self.live == 0, self.slots.is_empty());
         Some(read)
     }
 

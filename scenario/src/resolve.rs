@@ -494,17 +494,26 @@ fn partition_files(
     table: &Table,
     partitions: &[String],
 ) -> Result<Vec<FileIndex>, (String, String)> {
-    let dirs = |path: &str| -> Vec<String> {
-        let mut d: Vec<String> = path.split('/').map(str::to_string).collect();
-        d.pop(); // the file name
-        d
-    };
+    // A path's directories: its components but the last (the file name), borrowed (a vector
+    // of them per file was 7% of `many-small-files-iceberg`).
+    fn dirs(path: &str) -> impl Iterator<Item = &str> {
+        path.rsplit_once('/')
+            .into_iter()
+            .flat_map(|(dir, _)| dir.split('/'))
+    }
+    // Each partition as (prefix, whether a trailing `*` lets the rest be anything).
+    let patterns: Vec<(&str, bool)> = partitions
+        .iter()
+        .map(|p| match p.strip_suffix('*') {
+            Some(prefix) => (prefix, true),
+            None => (p.as_str(), false),
+        })
+        .collect();
     let in_partition = |path: &str| {
-        dirs(path).iter().any(|d| {
-            partitions.iter().any(|p| match p.strip_suffix('*') {
-                Some(prefix) => d.starts_with(prefix),
-                None => d == p,
-            })
+        dirs(path).any(|d| {
+            patterns
+                .iter()
+                .any(|&(p, any_rest)| if any_rest { d.starts_with(p) } else { d == p })
         })
     };
     let files: Vec<FileIndex> = (0..table.files.len() as u32)
@@ -514,7 +523,7 @@ fn partition_files(
         let example = table
             .files
             .iter()
-            .find_map(|f| dirs(&f.path).last().cloned())
+            .find_map(|f| dirs(&f.path).last().map(str::to_string))
             .unwrap_or_else(|| "(no directories)".into());
         return Err((
             "files.partitions".into(),
@@ -641,4 +650,43 @@ fn query_spec(
     spec.iceberg_metadata_cache_warm = f.caches.iceberg_metadata == Warmth::Warm;
     spec.seed = f.seed;
     Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use layout::FileLayout;
+
+    fn table(paths: &[&str]) -> Table {
+        Table {
+            files: paths
+                .iter()
+                .map(|p| FileLayout::placeholder(p.to_string()))
+                .collect(),
+            ..Table::default()
+        }
+    }
+
+    #[test]
+    fn partitions_match_directories_not_file_names() {
+        let t = table(&[
+            "db/events/month=2024-01/a.parquet",
+            "db/events/month=2024-02/b.parquet",
+            "month=2024-01.parquet",
+            "/month=2024-01/c.parquet",
+            "d.parquet",
+        ]);
+        let p = |ps: &[&str]| {
+            let ps: Vec<String> = ps.iter().map(|s| s.to_string()).collect();
+            partition_files(&t, &ps)
+        };
+        assert_eq!(p(&["month=2024-01"]).unwrap(), vec![0, 3]);
+        assert_eq!(p(&["month=2024-*"]).unwrap(), vec![0, 1, 3]);
+        assert_eq!(p(&["events"]).unwrap(), vec![0, 1]);
+        // The empty component before a leading `/` is a directory of its own.
+        assert_eq!(p(&[""]).unwrap(), vec![3]);
+        let (key, msg) = p(&["month=2023-*"]).unwrap_err();
+        assert_eq!(key, "files.partitions");
+        assert!(msg.contains("look like `month=2024-01`"), "{msg}");
+    }
 }

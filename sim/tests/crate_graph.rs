@@ -14,7 +14,8 @@ const READPATH_EXTERNAL: &[&str] = &[
     "serde",
     "strsim",
     "miniz_oxide",
-    "zlib-rs",
+    // `libdeflate`, C behind a safe binding: inflates a buffer, no clock, thread or IO.
+    "libdeflater",
     "crc32fast",
     "rustc-hash",
     // Inline vectors: a data structure, no clock, thread or IO (`no_std` capable).

@@ -39,10 +39,19 @@ fn scratch() -> PathBuf {
 
 /// A copy of a shipped scenario with `from` replaced by `to`.
 fn edited(name: &str, from: &str, to: &str) -> String {
-    let text = std::fs::read_to_string(repo().join("scenarios").join(name)).unwrap();
-    assert!(text.contains(from), "{name} has no `{from}`");
-    let path = scratch().join(format!("{}-{name}", to.len()));
-    std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+    edited_all(name, &[(from, to)])
+}
+
+/// A copy of a shipped scenario with each `from` replaced by its `to`.
+fn edited_all(name: &str, edits: &[(&str, &str)]) -> String {
+    let mut text = std::fs::read_to_string(repo().join("scenarios").join(name)).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{name} has no `{from}`");
+        text = text.replacen(from, to, 1);
+    }
+    let tag: usize = edits.iter().map(|(_, to)| to.len()).sum();
+    let path = scratch().join(format!("{tag}-{}-{name}", edits.len()));
+    std::fs::write(&path, text).unwrap();
     path.display().to_string()
 }
 
@@ -206,6 +215,16 @@ fn generator_specs_past_a_bound_are_refused_at_once() {
         let path = edited("iceberg-bench.yaml", from, to);
         refused(&["run", &path], want);
     }
+    // Terabyte row groups of 1 KiB pages once asked for 6 GB of page locations in the first
+    // file and aborted; the page bound now holds before a file's pages are made.
+    let path = edited_all(
+        "iceberg-bench.yaml",
+        &[
+            ("median: 6MiB, sigma: 0.3", "median: 4TiB, sigma: 0.3"),
+            ("page_size: 1MiB", "page_size: 1KiB"),
+        ],
+    );
+    refused(&["run", &path], "MAX_GENERATED_PAGES");
 }
 
 /// A one-file layout of `groups` row groups, each stating `rows` rows and a chunk of

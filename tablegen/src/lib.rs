@@ -511,7 +511,7 @@ struct GeneratedFiles {
 impl FileSource for GeneratedFiles {
     fn layout(&self, index: FileIndex) -> Result<FileLayout, String> {
         self.plan
-            .file(u64::from(index), &mut Scratch::default())
+            .file(u64::from(index), &mut Scratch::default(), MAX_PAGES)
             .map_err(|e| e.to_string())
     }
 }
@@ -1100,13 +1100,9 @@ impl Plan {
         let mut pages_total = 0u64;
         let mut bounds = layout::FileBounds::default();
         for fi in (0..self.spec.file_count).filter(|&i| wanted(i)) {
-            let file = self.file(fi, &mut scratch)?;
+            let file = self.file(fi, &mut scratch, MAX_PAGES - pages_total)?;
             pages_total += file.pages.len() as u64;
-            if pages_total > MAX_PAGES {
-                return Err(GenerateError::TooLarge {
-                    what: format!("more than {MAX_PAGES} listed pages; raise `page_size`"),
-                });
-            }
+            debug_assert!(pages_total <= MAX_PAGES, "a file keeps to its page budget");
             // Checked whole as it is made, while its chunks are in cache (as outlines are):
             // a second walk over the table's chunks was 4% of `many-small-files`.
             let index = check_made(&table, &mut bounds, fi, &file)?;
@@ -1124,7 +1120,8 @@ impl Plan {
         let mut scratch = Scratch::default();
         let mut bounds = layout::FileBounds::default();
         for fi in (0..self.spec.file_count).filter(|&i| wanted(i)) {
-            let full = self.file(fi, &mut scratch)?;
+            // An outline keeps no page: each file alone is held to the bound.
+            let full = self.file(fi, &mut scratch, MAX_PAGES)?;
             let index = check_made(&table, &mut bounds, fi, &full)?;
             table.files[index] = FileLayout::outline_of(&full);
         }
@@ -1163,7 +1160,13 @@ impl Plan {
         Ok(())
     }
 
-    fn file(&self, fi: u64, s: &mut Scratch) -> Result<FileLayout, GenerateError> {
+    /// File `fi`, listing at most `page_budget` pages (what the table's `MAX_PAGES` leaves).
+    fn file(
+        &self,
+        fi: u64,
+        s: &mut Scratch,
+        page_budget: u64,
+    ) -> Result<FileLayout, GenerateError> {
         let spec = &self.spec;
         let ix = &spec.indexes;
         let path = self.path(fi);
@@ -1257,11 +1260,15 @@ impl Plan {
                 };
                 if ix.offset_index {
                     if page_count > 1 {
-                        if page_count > u32::MAX as u64
-                            || pages.len() as u64 + page_count > u32::MAX as u64
-                        {
+                        // Before the pages are made: a 4 TiB file of 1 KiB pages once asked
+                        // for 6 GB here and aborted. Within the budget, a page's index fits
+                        // a u32 (`MAX_PAGES` is below 2^32).
+                        if page_count > page_budget.saturating_sub(pages.len() as u64) {
                             return Err(GenerateError::TooLarge {
-                                what: format!("file {fi}: more than 2^32 pages; raise `page_size`"),
+                                what: format!(
+                                    "file {fi}: more than {MAX_PAGES} listed pages in the table \
+                                     (`MAX_GENERATED_PAGES`); raise `page_size`"
+                                ),
                             });
                         }
                         c.pages_first = pages.len() as u32;
@@ -1397,6 +1404,9 @@ fn index_len(base: u64, per_page: u64, pages: u64) -> Option<u32> {
         .and_then(|x| u32::try_from(x).ok())
 }
 
+// A listed page's index in its file is a u32 (`ColumnChunk::pages_first`).
+const _: () = assert!(MAX_PAGES <= u32::MAX as u64);
+
 /// Buffers reused across files.
 #[derive(Default)]
 struct Scratch {
@@ -1426,6 +1436,42 @@ mod tests {
     }
     use layout::ByteRange;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_file_lists_no_more_pages_than_the_table_bound_leaves() {
+        // A file of 4 chunks of 1 MiB, each several pages of 128 KiB once uncompressed.
+        let mut spec = base(2, 4);
+        spec.file_data_size = Some(SizeDist::Fixed(Bytes(4 << 20)));
+        spec.page_size = Bytes(128 << 10);
+        spec.indexes.offset_index = true;
+        let plan = Plan::new(&spec, 1).unwrap();
+        let pages = plan
+            .file(0, &mut Scratch::default(), MAX_PAGES)
+            .unwrap()
+            .pages
+            .len() as u64;
+        assert!(pages >= 8, "{pages}");
+        assert!(plan.file(0, &mut Scratch::default(), pages).is_ok());
+        let e = plan
+            .file(0, &mut Scratch::default(), pages - 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("file 0:") && e.contains("MAX_GENERATED_PAGES"),
+            "{e}"
+        );
+        // A file past the bound on its own is refused before its pages are made (4 TiB of
+        // 1 KiB pages asked for 6 GB of them and aborted).
+        spec.file_data_size = Some(SizeDist::Fixed(Bytes(4 << 40)));
+        spec.page_size = Bytes(MIN_PAGE_SIZE_BYTES);
+        let e = generate_files(&spec, 1, |i| i == 1)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("file 1:") && e.contains("MAX_GENERATED_PAGES"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn counts_past_the_table_bounds_are_refused_before_anything_is_made() {

@@ -107,6 +107,12 @@ pub const MAX_STAT_VALUE_BYTES: usize = 1024;
 /// Bytes of a query's `predicate:` text (a TPC-H predicate is under 200 bytes).
 pub const MAX_PREDICATE_BYTES: usize = 64 * 1024;
 
+/// Smallest unit a cache may track: the page cache's `page_cache_block_size` and the
+/// filesystem cache's `boundary_alignment` (4 KiB, the operating system's page). A cache's work
+/// and memory go as the bytes it covers over its unit: 1-byte blocks made a half-warm page cache
+/// ask for 4 GB and abort, and a 1-byte alignment made a cold filesystem cache run for minutes.
+pub const MIN_CACHE_BLOCK_BYTES: u64 = 4096;
+
 /// Every bound by name, for the test that keeps `docs/bounds.md` in step.
 pub const ALL: &[(&str, u64)] = &[
     ("MAX_FILES_PER_TABLE", MAX_FILES_PER_TABLE),
@@ -123,6 +129,7 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_MANIFESTS_PER_QUERY", MAX_MANIFESTS_PER_QUERY),
     ("MAX_GENERATED_COLUMN_CHUNKS", MAX_GENERATED_COLUMN_CHUNKS),
     ("MAX_GENERATED_PAGES", MAX_GENERATED_PAGES),
+    ("MIN_CACHE_BLOCK_BYTES", MIN_CACHE_BLOCK_BYTES),
     ("MAX_DRAWN_BYTES", MAX_DRAWN_BYTES),
     ("MAX_POINTS_PER_AXIS", MAX_POINTS_PER_AXIS as u64),
     ("MAX_GRID_POINTS", MAX_GRID_POINTS as u64),

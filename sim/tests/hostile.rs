@@ -227,6 +227,27 @@ fn generator_specs_past_a_bound_are_refused_at_once() {
     refused(&["run", &path], "MAX_GENERATED_PAGES");
 }
 
+#[test]
+fn cache_units_below_a_page_are_refused_at_once() {
+    // 1-byte blocks made a half-warm page cache ask for 4 GB and abort; a 1-byte alignment
+    // made a cold filesystem cache run for minutes.
+    for (name, from, to) in [
+        (
+            "partially-warm-page-cache.yaml",
+            "page_cache_block_size: 1MiB",
+            "page_cache_block_size: 1B",
+        ),
+        (
+            "fs-cache-cold.yaml",
+            "boundary_alignment: 4MiB",
+            "boundary_alignment: 1B",
+        ),
+    ] {
+        let path = edited(name, from, to);
+        refused(&["run", &path], "MIN_CACHE_BLOCK_BYTES");
+    }
+}
+
 /// A one-file layout of `groups` row groups, each stating `rows` rows and a chunk of
 /// `uncompressed` bytes.
 fn hostile_layout(groups: usize, rows: u64, uncompressed: u64) -> PathBuf {

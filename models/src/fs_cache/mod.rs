@@ -134,10 +134,13 @@ impl FsCacheSpec {
             return bad("max_file_segment_size is 0; use a positive size such as `32MiB`".into());
         }
         let al = self.boundary_alignment.get();
-        if al == 0 || al > self.max_file_segment_size.get() {
+        if al < limits::MIN_CACHE_BLOCK_BYTES || al > self.max_file_segment_size.get() {
             return bad(format!(
-                "boundary_alignment is {}; it must be positive and at most max_file_segment_size ({})",
-                self.boundary_alignment, self.max_file_segment_size
+                "boundary_alignment is {}; it must be at least {} (limits::MIN_CACHE_BLOCK_BYTES) \
+                 and at most max_file_segment_size ({})",
+                self.boundary_alignment,
+                Bytes(limits::MIN_CACHE_BLOCK_BYTES),
+                self.max_file_segment_size
             ));
         }
         let bw = self.disk.bandwidth.bytes_per_s();

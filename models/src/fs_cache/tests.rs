@@ -348,3 +348,20 @@ fn pending_is_busy(fc: &FsCache) -> bool {
         .flat_map(|m| m.values())
         .any(|s| s.is_downloading())
 }
+
+#[test]
+fn an_alignment_below_the_smallest_cache_unit_is_refused() {
+    // A 1-byte alignment made a cold cache run for minutes.
+    let at = |alignment: u64| FsCacheSpec {
+        boundary_alignment: Bytes(alignment),
+        ..spec()
+    };
+    at(limits::MIN_CACHE_BLOCK_BYTES).validate().unwrap();
+    for alignment in [0, 1, limits::MIN_CACHE_BLOCK_BYTES - 1] {
+        let e = at(alignment).validate().unwrap_err().to_string();
+        assert!(
+            e.contains("boundary_alignment") && e.contains("MIN_CACHE_BLOCK_BYTES"),
+            "{alignment}: {e}"
+        );
+    }
+}

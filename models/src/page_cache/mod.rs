@@ -99,8 +99,13 @@ impl PageCacheSpec {
     pub fn validate(&self) -> Result<(), PageCacheError> {
         let bad = |m: String| Err(PageCacheError::Invalid(m));
         let block = self.page_cache_block_size.get();
-        if block == 0 {
-            return bad("page_cache_block_size is 0; use a positive size such as `1MiB`".into());
+        if block < limits::MIN_CACHE_BLOCK_BYTES {
+            return bad(format!(
+                "page_cache_block_size is {}, below {} (limits::MIN_CACHE_BLOCK_BYTES); use a \
+                 size such as `1MiB` (ClickHouse's default)",
+                self.page_cache_block_size,
+                Bytes(limits::MIN_CACHE_BLOCK_BYTES)
+            ));
         }
         if self.page_cache_max_size.get() < block {
             return bad(format!(

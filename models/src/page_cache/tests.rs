@@ -347,3 +347,20 @@ proptest! {
         prop_assert!(pc.cached_bytes(0, range) <= len);
     }
 }
+
+#[test]
+fn blocks_below_the_smallest_cache_unit_are_refused() {
+    // 1-byte blocks made a half-warm cache ask for 4 GB and abort.
+    let at = |block: u64| PageCacheSpec {
+        page_cache_block_size: Bytes(block),
+        ..PageCacheSpec::with_capacity(Bytes(1 << 30))
+    };
+    at(limits::MIN_CACHE_BLOCK_BYTES).validate().unwrap();
+    for block in [0, 1, limits::MIN_CACHE_BLOCK_BYTES - 1] {
+        let e = at(block).validate().unwrap_err().to_string();
+        assert!(
+            e.contains("page_cache_block_size") && e.contains("MIN_CACHE_BLOCK_BYTES"),
+            "{block}: {e}"
+        );
+    }
+}

@@ -113,6 +113,20 @@ pub const MAX_PREDICATE_BYTES: usize = 64 * 1024;
 /// ask for 4 GB and abort, and a 1-byte alignment made a cold filesystem cache run for minutes.
 pub const MIN_CACHE_BLOCK_BYTES: u64 = 4096;
 
+/// Smallest non-zero `progress_chunk` of a store model: a reader hears of a GET's body every
+/// this many bytes, an event each (4 KiB, a few TCP segments). A 1-byte chunk made a run of
+/// `iceberg-bench` an event per byte (it ran past a minute where it takes 0.02 s; 4 KiB: 0.3 s).
+pub const MIN_PROGRESS_CHUNK_BYTES: u64 = 4096;
+
+/// Attempts a store model's client makes for one read (`retry.max_attempts`): ten times
+/// ClickHouse's largest default (`backup_restore_s3_retry_attempts`, 1,000). Each attempt is
+/// events; 4 billion attempts of 1 ns timeouts ran without end.
+pub const MAX_ATTEMPTS_PER_READ: u64 = 10_000;
+
+/// Hedges a store model's client sends for one read (`hedge.max_hedges`): hedging sends one or
+/// two. 4 billion hedges 1 ns apart asked for 2.7 GB and aborted.
+pub const MAX_HEDGES_PER_READ: u64 = 64;
+
 /// Every bound by name, for the test that keeps `docs/bounds.md` in step.
 pub const ALL: &[(&str, u64)] = &[
     ("MAX_FILES_PER_TABLE", MAX_FILES_PER_TABLE),
@@ -130,6 +144,9 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_GENERATED_COLUMN_CHUNKS", MAX_GENERATED_COLUMN_CHUNKS),
     ("MAX_GENERATED_PAGES", MAX_GENERATED_PAGES),
     ("MIN_CACHE_BLOCK_BYTES", MIN_CACHE_BLOCK_BYTES),
+    ("MIN_PROGRESS_CHUNK_BYTES", MIN_PROGRESS_CHUNK_BYTES),
+    ("MAX_ATTEMPTS_PER_READ", MAX_ATTEMPTS_PER_READ),
+    ("MAX_HEDGES_PER_READ", MAX_HEDGES_PER_READ),
     ("MAX_DRAWN_BYTES", MAX_DRAWN_BYTES),
     ("MAX_POINTS_PER_AXIS", MAX_POINTS_PER_AXIS as u64),
     ("MAX_GRID_POINTS", MAX_GRID_POINTS as u64),

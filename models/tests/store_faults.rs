@@ -247,7 +247,33 @@ fn bad_specs_name_the_key() {
             "lognormal, median: 50MiB/s, sigma: 0.3",
             "stream_bandwidth.min",
         ),
+        // Past the bounds: each once ran without end or aborted.
+        (
+            "nic: 10Gbit/s",
+            "nic: 10Gbit/s\nretry: {max_attempts: 10001, backoff_initial: 1ms, backoff_max: 1s}",
+            "MAX_ATTEMPTS_PER_READ",
+        ),
+        (
+            "nic: 10Gbit/s",
+            "nic: 10Gbit/s\nhedge: {after: 1ms, max_hedges: 65}",
+            "MAX_HEDGES_PER_READ",
+        ),
+        (
+            "nic: 10Gbit/s",
+            "nic: 10Gbit/s\nprogress_chunk: 4095B",
+            "MIN_PROGRESS_CHUNK_BYTES",
+        ),
     ];
+    // At the bounds: accepted (0 delivers a body at once, as a local read does).
+    for extra in [
+        "retry: {max_attempts: 10000, backoff_initial: 1ms, backoff_max: 1s}",
+        "hedge: {after: 1ms, max_hedges: 64}",
+        "progress_chunk: 4KiB",
+        "progress_chunk: 0",
+    ] {
+        let yaml = format!("{good}{extra}\n");
+        assert!(StoreSpec::from_yaml(&yaml).is_ok(), "{extra}");
+    }
     for (from, to, needle) in cases {
         let yaml = good.replacen(from, to, 1);
         assert_ne!(yaml, good, "case {to} did not apply");

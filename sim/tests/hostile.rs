@@ -248,6 +248,27 @@ fn cache_units_below_a_page_are_refused_at_once() {
     }
 }
 
+#[test]
+fn store_models_past_a_bound_are_refused_at_once() {
+    // Each ran without end or aborted: an event per body byte, 4 billion timed-out attempts,
+    // 4 billion hedges.
+    for (refinement, want) in [
+        ("progress_chunk: 1B", "MIN_PROGRESS_CHUNK_BYTES"),
+        (
+            "timeout: 1ns, retry: { max_attempts: 4294967295 }",
+            "MAX_ATTEMPTS_PER_READ",
+        ),
+        (
+            "hedge: { after: 1ns, max_hedges: 4294967295 }",
+            "MAX_HEDGES_PER_READ",
+        ),
+    ] {
+        let to = format!("store: {{ preset: s3-standard, {refinement} }}");
+        let path = edited("iceberg-bench.yaml", "store: s3-standard", &to);
+        refused(&["run", &path], want);
+    }
+}
+
 /// A one-file layout of `groups` row groups, each stating `rows` rows and a chunk of
 /// `uncompressed` bytes.
 fn hostile_layout(groups: usize, rows: u64, uncompressed: u64) -> PathBuf {

@@ -348,6 +348,28 @@ impl StoreSpec {
                 "must be at least 1 (the first attempt counts)".into(),
             ));
         }
+        if u64::from(self.retry.max_attempts) > limits::MAX_ATTEMPTS_PER_READ {
+            return Err(invalid(
+                "retry.max_attempts",
+                format!(
+                    "is {}, past the bound of {} (limits::MAX_ATTEMPTS_PER_READ)",
+                    self.retry.max_attempts,
+                    limits::MAX_ATTEMPTS_PER_READ
+                ),
+            ));
+        }
+        let chunk = self.progress_chunk.0;
+        if chunk != 0 && chunk < limits::MIN_PROGRESS_CHUNK_BYTES {
+            return Err(invalid(
+                "progress_chunk",
+                format!(
+                    "is {}, below {} (limits::MIN_PROGRESS_CHUNK_BYTES); give a size such as \
+                     `1MiB`, or 0 to deliver a body all at once",
+                    self.progress_chunk,
+                    Bytes(limits::MIN_PROGRESS_CHUNK_BYTES)
+                ),
+            ));
+        }
         if self.retry.backoff_initial.0 > self.retry.backoff_max.0 {
             return Err(invalid(
                 "retry.backoff_initial",
@@ -385,6 +407,16 @@ impl StoreSpec {
                 return Err(invalid(
                     "hedge.max_hedges",
                     "must be at least 1; remove `hedge` to turn hedging off".into(),
+                ));
+            }
+            if u64::from(h.max_hedges) > limits::MAX_HEDGES_PER_READ {
+                return Err(invalid(
+                    "hedge.max_hedges",
+                    format!(
+                        "is {}, past the bound of {} (limits::MAX_HEDGES_PER_READ)",
+                        h.max_hedges,
+                        limits::MAX_HEDGES_PER_READ
+                    ),
                 ));
             }
         }

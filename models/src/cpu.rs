@@ -184,6 +184,20 @@ impl CpuSpec {
                 self.network.threads.unwrap_or(0)
             ));
         }
+        // Thread counts are bounded like every thread setting (`limits::MAX_THREADS`): unset,
+        // `network.threads` and `consumer.threads` are `cores`, and a pool past the bound was
+        // clamped to it without a word.
+        for (key, n) in [
+            ("cores", self.cores),
+            ("consumer.threads", self.consumer.threads),
+        ] {
+            if matches!(n, Some(t) if t > max) {
+                return bad(format!(
+                    "{key} is {}; give at most {max} (limits::MAX_THREADS)",
+                    n.unwrap_or(0)
+                ));
+            }
+        }
         Ok(())
     }
 
@@ -301,6 +315,32 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("network.threads"));
+    }
+
+    #[test]
+    fn thread_counts_past_the_bound_are_refused_not_clamped() {
+        // `cores: 4294967295` once gave a network pool clamped to 4,096 without a word.
+        let max = limits::MAX_THREADS as u32;
+        let cores = |n: u32| CpuSpec {
+            cores: Some(n),
+            ..CpuSpec::default()
+        };
+        cores(max).validate().unwrap();
+        let e = cores(max + 1).validate().unwrap_err().to_string();
+        assert!(e.contains("cores") && e.contains("MAX_THREADS"), "{e}");
+        let consumers = |n: u32| CpuSpec {
+            consumer: ConsumerSpec {
+                threads: Some(n),
+                ..ConsumerSpec::default()
+            },
+            ..CpuSpec::default()
+        };
+        consumers(max).validate().unwrap();
+        let e = consumers(u32::MAX).validate().unwrap_err().to_string();
+        assert!(
+            e.contains("consumer.threads") && e.contains("MAX_THREADS"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -359,3 +359,14 @@ fn a_hostile_iceberg_manifest_is_an_error_not_an_abort() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("-m0.avro"), "{err}");
 }
+
+#[test]
+fn cpu_thread_counts_past_the_bound_are_refused() {
+    // `cores: 4294967295` once ran with its network pool clamped to 4,096 without a word.
+    let path = edited(
+        "clickbench-single-file.yaml",
+        "cores: 96",
+        "cores: 4294967295",
+    );
+    refused(&["run", &path], "MAX_THREADS");
+}

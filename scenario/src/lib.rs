@@ -1,6 +1,7 @@
 //! Scenarios: the YAML a user writes, its overrides, and its resolution into what a run needs.
 
 pub mod file;
+pub mod layout_file;
 pub mod load;
 pub mod overrides;
 pub mod predicate;

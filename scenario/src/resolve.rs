@@ -234,10 +234,11 @@ fn resolve_table(
             let full = if rel.is_absolute() { rel.clone() } else { loaded.base_dir().join(rel) };
             let key = format!("layout:{}", full.display());
             let recorded = tables.get_or_open(key.clone(), || {
-                let bytes = std::fs::read(&full).map_err(|e| {
-                    err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display()))
-                })?;
                 let bad = |e: layout::format::FormatError| err("layout", format!("{}: {e}", full.display()));
+                let bytes = crate::layout_file::read(&full).map_err(|e| match e {
+                    crate::layout_file::ReadLayoutError::NotALayout(e) => bad(e),
+                    crate::layout_file::ReadLayoutError::Io(e) => err("layout", format!("cannot read the layout file {}: {e} (record one with `sim record parquet PATH`)", full.display())),
+                })?;
                 let body = layout::format::LayoutBody::open(&bytes).map_err(bad)?;
                 let skeleton = body.skeleton().map_err(bad)?;
                 Ok(RecordedLayout { body, skeleton })

@@ -17,7 +17,7 @@ pub struct PruneArgs {
 }
 
 pub fn run(args: PruneArgs) -> Result<()> {
-    let bytes = std::fs::read(&args.layout)
+    let bytes = scenario::layout_file::read(&args.layout)
         .with_context(|| format!("reading {}", args.layout.display()))?;
     let table = layout::format::read_table(&bytes)
         .with_context(|| format!("reading layout {}", args.layout.display()))?;

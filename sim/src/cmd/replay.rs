@@ -64,7 +64,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         let (trace, notes) = match &args.layout {
             None => (trace, Vec::new()),
             Some(path) => {
-                let bytes = std::fs::read(path)
+                let bytes = scenario::layout_file::read(path)
                     .with_context(|| format!("reading the layout {}", path.display()))?;
                 let table = layout::format::read_table(&bytes)
                     .with_context(|| format!("in the layout {}", path.display()))?;

@@ -7,6 +7,7 @@ use layout::{FileIndex, Table};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use units::Bytes;
 
 /// The most replications a scenario may ask for (each is a whole run of every arm).
 pub use limits::MAX_REPLICATIONS;
@@ -342,10 +343,24 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     if let Some(pc) = &f.caches.page_cache {
         pc.validate()
             .map_err(|e| err("page_cache", e.to_string()))?;
+        check_warm_units(
+            &table,
+            pc.warm.fraction,
+            pc.page_cache_block_size,
+            "page_cache_block_size",
+        )
+        .map_err(|m| err("page_cache", m))?;
     }
     if let Some(fc) = &f.caches.filesystem_cache {
         fc.validate()
             .map_err(|e| err("filesystem_cache", e.to_string()))?;
+        check_warm_units(
+            &table,
+            fc.warm.fraction,
+            fc.boundary_alignment,
+            "boundary_alignment",
+        )
+        .map_err(|m| err("filesystem_cache", m))?;
     }
     Ok(Resolved {
         name: f.name.clone(),
@@ -360,6 +375,28 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         cpu,
         arms,
     })
+}
+
+/// A warm cache walks every `unit` of the table's laid-out files (the ones the queries touch)
+/// and keeps each warm one: their count is held to `limits::MAX_WARM_CACHE_UNITS`.
+fn check_warm_units(table: &Table, fraction: f64, unit: Bytes, key: &str) -> Result<(), String> {
+    if fraction <= 0.0 {
+        return Ok(());
+    }
+    let units: u128 = table
+        .files
+        .iter()
+        .filter(|f| !f.is_placeholder())
+        .map(|f| u128::from(f.size_bytes.div_ceil(unit.get().max(1))))
+        .sum();
+    if units > u128::from(limits::MAX_WARM_CACHE_UNITS) {
+        return Err(format!(
+            "the warm state covers {units} units of {unit} (the queried files' bytes over \
+             {key}), past the bound of {} (limits::MAX_WARM_CACHE_UNITS); raise {key}",
+            limits::MAX_WARM_CACHE_UNITS
+        ));
+    }
+    Ok(())
 }
 
 /// `store:` is a preset name, `{preset: name, ...refinements}`, or a whole inline model.
@@ -666,6 +703,28 @@ mod tests {
                 .collect(),
             ..Table::default()
         }
+    }
+
+    #[test]
+    fn a_warm_cache_walks_at_most_the_bound_of_units() {
+        let mut t = table(&["a", "b", "c"]);
+        let unit = Bytes(4096);
+        let per_file = limits::MAX_WARM_CACHE_UNITS / 2;
+        for f in &mut t.files[..2] {
+            f.materialized = true;
+            f.size_bytes = per_file * unit.get();
+        }
+        // Two laid-out files at half the bound each: the bound, accepted; the placeholder
+        // (`c`) is not warmed and does not count.
+        check_warm_units(&t, 0.5, unit, "page_cache_block_size").unwrap();
+        t.files[1].size_bytes += 1;
+        let e = check_warm_units(&t, 0.5, unit, "page_cache_block_size").unwrap_err();
+        assert!(
+            e.contains("MAX_WARM_CACHE_UNITS") && e.contains("page_cache_block_size"),
+            "{e}"
+        );
+        // A cold cache walks nothing.
+        check_warm_units(&t, 0.0, unit, "page_cache_block_size").unwrap();
     }
 
     #[test]

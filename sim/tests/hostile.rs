@@ -228,7 +228,7 @@ fn generator_specs_past_a_bound_are_refused_at_once() {
 }
 
 #[test]
-fn cache_units_below_a_page_are_refused_at_once() {
+fn cache_units_past_their_bounds_are_refused_at_once() {
     // 1-byte blocks made a half-warm page cache ask for 4 GB and abort; a 1-byte alignment
     // made a cold filesystem cache run for minutes.
     for (name, from, to) in [
@@ -246,6 +246,13 @@ fn cache_units_below_a_page_are_refused_at_once() {
         let path = edited(name, from, to);
         refused(&["run", &path], "MIN_CACHE_BLOCK_BYTES");
     }
+    // A filesystem cache 0.9 warm at the smallest alignment took 2.2 GB.
+    let path = edited(
+        "fs-cache-cold.yaml",
+        "boundary_alignment: 4MiB",
+        "boundary_alignment: 4KiB\n    warm: { fraction: 0.9, pattern: random }",
+    );
+    refused(&["run", &path], "MAX_WARM_CACHE_UNITS");
 }
 
 #[test]

@@ -49,8 +49,14 @@ fn edited_all(name: &str, edits: &[(&str, &str)]) -> String {
         assert!(text.contains(from), "{name} has no `{from}`");
         text = text.replacen(from, to, 1);
     }
-    let tag: usize = edits.iter().map(|(_, to)| to.len()).sum();
-    let path = scratch().join(format!("{tag}-{}-{name}", edits.len()));
+    // Named by its text: tests run on several threads and must not share a scratch file.
+    let tag = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        h.finish()
+    };
+    let path = scratch().join(format!("{tag:016x}-{name}"));
     std::fs::write(&path, text).unwrap();
     path.display().to_string()
 }

@@ -15,6 +15,9 @@ pub(crate) struct Run {
     pub last: usize,
     /// Start of the span (the first range's start).
     pub start: u64,
+    /// The first range's end: ClickHouse's task cap counts from it (`Prefetcher.cpp`
+    /// `pickRangesAndCreateTaskIfNotExists`, "Go right": `initial_offset = end_offset`).
+    pub first_end: u64,
     /// End of the span (the last range's end).
     pub end: u64,
     /// Bytes of needed ranges in the run.
@@ -29,6 +32,7 @@ impl Run {
             first: index,
             last: index,
             start: n.range.start,
+            first_end: n.range.end,
             end: n.range.end,
             needed_bytes: n.range.len(),
             wasted_bytes: 0,

@@ -5,7 +5,9 @@
 //!
 //! - the gap is `< min_bytes_for_seek`;
 //! - leftwards, a neighbour starts less than `bytes_per_read_task` before the first range's
-//!   start; rightwards, the task's span stays `< bytes_per_read_task`;
+//!   start; rightwards, it ends less than `bytes_per_read_task` past the first range's end
+//!   (`initial_offset = end_offset` before "Go right": the generation the redesign was built
+//!   on; the first generation counted the right side from the task's start too);
 //! - the neighbour allows an incidental read: it is likely used or shorter than
 //!   `min_bytes_for_seek`;
 //! - the neighbour has the first range's `group` (split sub-ranges coalesce only with each
@@ -113,18 +115,15 @@ impl LazyCoalescer {
             prev_offset = r.range.start;
         }
 
-        // Rightwards: gap `< seek`, and the span from the task start stays `< cap`.
-        let task_start = self
-            .needed
-            .get(start_idx)
-            .map_or(first.range.start, |r| r.range.start);
+        // Rightwards: gap `< seek`, and a neighbour ends less than `cap` past the first range's
+        // end (sorted, non-overlapping ranges: no left neighbour ends past it).
         let mut end_idx = i;
         let mut prev_end = first.range.end;
         while let (Some(r), Some(&s)) =
             (self.needed.get(end_idx + 1), self.started.get(end_idx + 1))
         {
             if prev_end.saturating_add(seek) <= r.range.start
-                || task_start.saturating_add(cap) <= r.range.end
+                || first.range.end.saturating_add(cap) <= r.range.end
                 || !joins(r, s)
             {
                 break;

@@ -17,7 +17,8 @@ pub enum CoalescePolicy {
     /// ClickHouse before the redesign (`Prefetcher::pickRangesAndCreateTask` in
     /// ClickHouse/ClickHouse `src/Processors/Formats/Impl/Parquet/Prefetcher.cpp`): lazy
     /// extension over not-yet-started neighbours while the gap is `< min_bytes_for_seek` and
-    /// the task span stays `< bytes_per_read_task`; a neighbour joins only if it is likely used
+    /// the neighbour lies less than `bytes_per_read_task` beyond the first range's edges (before
+    /// its start, past its end); a neighbour joins only if it is likely used
     /// or shorter than `min_bytes_for_seek`; only equal `group` ids share a task. No bound on
     /// amplification; large ranges are never split.
     #[serde(rename = "clickhouse-base")]
@@ -26,7 +27,8 @@ pub enum CoalescePolicy {
         /// `input_format_parquet_local_file_min_bytes_for_seek` (8 KiB).
         #[serde(with = "crate::serde_units::bytes")]
         min_bytes_for_seek: u64,
-        /// Cap on a task's span; ClickHouse derives it as 4 x `min_bytes_for_seek`.
+        /// Cap on how far a task reaches beyond its first range; ClickHouse derives it as
+        /// 4 x `min_bytes_for_seek`.
         #[serde(with = "crate::serde_units::bytes")]
         bytes_per_read_task: u64,
     },
@@ -315,7 +317,9 @@ impl CoalescePolicy {
     }
 
     /// The cap on a merged task's span, if the policy has one (a single needed range larger
-    /// than the cap still makes one task unless the preset splits large ranges).
+    /// than the cap still makes one task unless the preset splits large ranges). ClickHouse's
+    /// presets count it from their first range's edges, so their span may exceed it by that
+    /// range (and, lazily, by the cap again leftwards).
     pub fn max_task_bytes(&self) -> Option<u64> {
         match *self {
             Self::ClickHouseBase {

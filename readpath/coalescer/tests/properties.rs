@@ -214,23 +214,32 @@ fn check(
             k
         );
 
-        // Caps on merged tasks.
+        // Caps on merged tasks. ClickHouse's (base and redesign) count from the first range's
+        // end: a neighbour joins while it ends less than the cap past it; lazily the base also
+        // extends leftwards to less than the cap before the first-needed range's start.
         let merged = t.serves.len() > 1;
+        let first_end = t
+            .serves
+            .first()
+            .map_or(t.range.start, |s| t.range.start + s.task_offset + s.len);
         match (p.max_task_bytes(), p) {
-            (Some(cap), CoalescePolicy::ClickHouseBase { .. }) if merged => {
-                // Lazily, leftward extension is bounded from the first-needed range's start,
-                // so the span may exceed the cap by that range's length.
-                let slack = if lazy {
-                    t.serves.iter().map(|s| s.len).max().unwrap_or(0)
-                } else {
-                    0
-                };
+            (Some(cap), CoalescePolicy::ClickHouseBase { .. }) if merged && lazy => {
+                let longest = t.serves.iter().map(|s| s.len).max().unwrap_or(0);
                 prop_assert!(
-                    t.range.len() < cap + slack,
-                    "base task {} >= cap {cap}",
+                    t.range.len() < 2 * cap + longest,
+                    "lazy base task {} >= twice the cap {cap} and its longest range",
                     t.range
                 )
             }
+            (
+                Some(cap),
+                CoalescePolicy::ClickHouseBase { .. } | CoalescePolicy::ClickHouseRedesign { .. },
+            ) if merged => prop_assert!(
+                t.range.end < first_end + cap,
+                "task {} ends {} or more past its first range's end",
+                t.range,
+                cap
+            ),
             (Some(cap), CoalescePolicy::Trino { .. }) => prop_assert!(t.range.len() <= cap),
             (Some(cap), _) if merged => {
                 prop_assert!(t.range.len() <= cap, "task {} > cap {cap}", t.range)

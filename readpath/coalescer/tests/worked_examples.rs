@@ -200,16 +200,47 @@ fn base_incidental_rule_and_groups() {
 }
 
 #[test]
-fn base_span_stays_under_bytes_per_read_task() {
-    // 1 MiB ranges 1 KiB apart: a 16 MiB cap admits 15 of them (span < 16 MiB).
-    let ranges: Vec<(u64, u64)> = (0..40u64)
-        .map(|k| (k * (MIB + KIB), k * (MIB + KIB) + MIB))
-        .collect();
-    let tasks = coalesce(&needed(&ranges), &NothingCached, &preset("clickhouse-base")).unwrap();
-    for t in &tasks {
-        assert!(t.range.len() < 16 * MIB, "{}", t.range);
+fn base_task_ends_under_bytes_per_read_task_past_its_first_range() {
+    // 1 MiB ranges 1 KiB apart. ClickHouse's cap counts from the first range's end
+    // (`Prefetcher.cpp`, "Go right": `initial_offset = end_offset`): a range joins while it ends
+    // less than 16 MiB past it, so 16 join (the 16th ends 15 x 1 KiB short of it), and the span,
+    // 16 MiB + 15 KiB, passes the cap by the first range's length less the gaps.
+    let stride = MIB + KIB;
+    let ranges: Vec<(u64, u64)> = (0..40u64).map(|k| (k * stride, k * stride + MIB)).collect();
+    // The redesign keeps the base's cap (its gaps here are far under its 2 MiB gap and floor).
+    for name in ["clickhouse-base", "clickhouse-redesign"] {
+        let tasks = coalesce(&needed(&ranges), &NothingCached, &preset(name)).unwrap();
+        assert_eq!(tasks[0].serves.len(), 16, "{name}");
+        assert_eq!(spans(&tasks[..1]), vec![(0, 15 * stride + MIB)], "{name}");
+        for t in &tasks {
+            let first_end = t.range.start + MIB;
+            assert!(t.range.end < first_end + 16 * MIB, "{name}: {}", t.range);
+        }
     }
-    assert_eq!(tasks[0].serves.len(), 15);
+    // A long first range carries the cap with it: 10 MiB, then 1 MiB ranges up to 26 MiB.
+    let mut ranges = vec![(0, 10 * MIB)];
+    ranges.extend((0..20u64).map(|k| (10 * MIB + KIB + k * stride, 11 * MIB + KIB + k * stride)));
+    let tasks = coalesce(&needed(&ranges), &NothingCached, &preset("clickhouse-base")).unwrap();
+    let last = tasks[0].serves.len() - 1;
+    assert_eq!(last, 15, "{:?}", spans(&tasks));
+    assert!(tasks[0].range.end < 26 * MIB && tasks[0].range.len() > 16 * MIB);
+}
+
+#[test]
+fn lazy_base_caps_each_side_from_the_first_needed_range() {
+    // Leftwards a range joins while it starts less than the cap before the first-needed one's
+    // start; rightwards while it ends less than the cap past its end.
+    let stride = MIB + KIB;
+    let ranges: Vec<(u64, u64)> = (0..40u64).map(|k| (k * stride, k * stride + MIB)).collect();
+    let mut lazy = LazyCoalescer::new(needed(&ranges), 4 * MIB, 0).unwrap();
+    let t = lazy.task_for(20).unwrap().unwrap();
+    // 20 x 1025 KiB - 16 MiB = 4116 KiB: range 5 (5125 KiB) is the first to start after it;
+    // 20 x 1025 KiB + 1 MiB + 16 MiB = 37908 KiB: range 35 (36899 KiB) is the last to end before.
+    assert_eq!(
+        spans(std::slice::from_ref(&t)),
+        vec![(5 * stride, 35 * stride + MIB)]
+    );
+    assert_eq!(t.serves.len(), 31);
 }
 
 #[test]

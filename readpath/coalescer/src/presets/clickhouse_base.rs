@@ -17,7 +17,7 @@ pub(crate) fn clickhouse_base(
     merge_whole(needed, |run, n| {
         let first_group = needed.get(run.first).map(|f| f.group);
         run.end.saturating_add(min_bytes_for_seek) > n.range.start
-            && run.start.saturating_add(cap) > n.range.end
+            && run.first_end.saturating_add(cap) > n.range.end
             && (n.range.len() < min_bytes_for_seek || n.likely_used)
             && first_group == Some(n.group)
     })

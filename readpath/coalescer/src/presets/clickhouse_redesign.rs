@@ -6,7 +6,8 @@
 //! - gap rule: the gap's uncached bytes are `<= min(coalesce_gap_bytes, min_bytes_for_seek)`
 //!   ("uncached gap -> merge iff gap <= bandwidth x RTT"); with `read_through_cached`, bytes the
 //!   source already holds are free (R8), otherwise every gap byte counts;
-//! - cap: the task's span stays `<= bytes_per_read_task`;
+//! - cap: the next range ends less than `bytes_per_read_task` past the first range's end (the
+//!   base's rule, `Prefetcher.cpp` "Go right", which the redesign keeps);
 //! - amplification: the task's wasted bytes (uncached gap bytes) stay `<= floor`, or
 //!   `(needed + wasted) / needed <= max_read_amplification` (0 = no bound).
 //!
@@ -65,7 +66,7 @@ pub(crate) fn clickhouse_redesign(
     greedy_runs(
         needed,
         |run, n| {
-            if n.range.end - run.start > p.bytes_per_read_task {
+            if run.first_end.saturating_add(p.bytes_per_read_task) <= n.range.end {
                 return None;
             }
             let gap = n.range.start - run.end;

@@ -926,11 +926,13 @@ impl<'a> FilePlanner<'a> {
         }
     }
 
-    /// Every column read with its pages and coalescing group. Pages located through the
-    /// offset index are known only once it is decoded: the base reader registers them after
-    /// the index read's task was made, so they never join it. One group per row group for its
-    /// one-page chunks models that (the lazy coalescer merges only equal groups; batch presets
-    /// ignore groups).
+    /// Every column read with its pages and coalescing group. Chunks located through the offset
+    /// index get one group per row group (the lazy coalescer merges only equal groups; batch
+    /// presets ignore groups), so the base never merges them with the index read or with
+    /// another row group's chunks. ClickHouse's code would let it (`Reader::initializePrefetches`
+    /// registers every chunk, index and dictionary up front in one sorted set, and
+    /// `Prefetcher::splitRange` leaves a chunk under `min_bytes_for_seek` there); the
+    /// measurements say the base did not (README, "Which ranges a short chunk may join").
     fn columns(&mut self, rg: Rg<'_>, located_late: bool, early_dictionary: bool) -> SubgroupPages {
         let late_group = if located_late { self.b.group() } else { 0 };
         let mut walk = SubgroupPages {

@@ -656,7 +656,7 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "input_format_parquet_bytes_per_read_task",
         kind: SIZE,
-        doc: "cap on one read task's span; 0 = 4 x min_bytes_for_seek",
+        doc: "how far one read task reaches past its first range; 0 = 4 x min_bytes_for_seek",
         source: REDESIGN,
         honoured: Honoured::CLICKHOUSE,
         requires: Requires::Nothing,

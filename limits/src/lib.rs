@@ -50,11 +50,17 @@ pub const MAX_ROW_SUBGROUPS_PER_QUERY: u64 = 1 << 20;
 /// thousands. Each manifest is one serial GET in the metadata phase.
 pub const MAX_MANIFESTS_PER_QUERY: u64 = 1 << 20;
 
-/// Column chunks a generated table may keep whole (files kept x row groups x columns, and one
-/// file's chunks, made at once), about 8 GB of layout in memory at 80 bytes a chunk; the
-/// shipped many-small-files query keeps 1.1 M. Past `scenario::KEEP_WHOLE_UP_TO_CHUNKS` a run
-/// keeps outlines instead, which hold no chunk.
+/// Column chunks a generated table may keep whole (files kept x row groups x columns), about
+/// 8 GB of layout in memory at 80 bytes a chunk; the shipped many-small-files query keeps
+/// 1.1 M. Past `scenario::KEEP_WHOLE_UP_TO_CHUNKS` a run keeps outlines instead, which hold no
+/// chunk.
 pub const MAX_GENERATED_COLUMN_CHUNKS: u64 = 100_000_000;
+
+/// Column chunks one generated file may have (row groups x columns): a file is made whole,
+/// kept or as an outline made again when a reader opens it, so this bounds what one file
+/// holds (about 1.3 GB at 80 bytes a chunk), as `scenario::KEEP_WHOLE_UP_TO_CHUNKS` (the same
+/// 16 M) bounds what a table keeps whole. The widest shipped file has 22,032.
+pub const MAX_GENERATED_CHUNKS_PER_FILE: u64 = 1 << 24;
 
 /// Pages a generated table may list (offset indexes), for the same reason as chunks.
 pub const MAX_GENERATED_PAGES: u64 = 100_000_000;
@@ -147,6 +153,10 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_ROW_SUBGROUPS_PER_QUERY", MAX_ROW_SUBGROUPS_PER_QUERY),
     ("MAX_MANIFESTS_PER_QUERY", MAX_MANIFESTS_PER_QUERY),
     ("MAX_GENERATED_COLUMN_CHUNKS", MAX_GENERATED_COLUMN_CHUNKS),
+    (
+        "MAX_GENERATED_CHUNKS_PER_FILE",
+        MAX_GENERATED_CHUNKS_PER_FILE,
+    ),
     ("MAX_GENERATED_PAGES", MAX_GENERATED_PAGES),
     ("MIN_CACHE_BLOCK_BYTES", MIN_CACHE_BLOCK_BYTES),
     ("MIN_PROGRESS_CHUNK_BYTES", MIN_PROGRESS_CHUNK_BYTES),

@@ -231,6 +231,15 @@ fn generator_specs_past_a_bound_are_refused_at_once() {
         ],
     );
     refused(&["run", &path], "MAX_GENERATED_PAGES");
+    // 40,000 row groups of 437 columns are 17.5 M chunks in one file, each count within its
+    // own bound: refused before any file is made (held only to the table's 100 M chunks, it
+    // was refused a second later, by a footer past its 32-bit length, at 1.4 GB resident).
+    let path = edited(
+        "many-small-files.yaml",
+        "row_groups_per_file: 1\n",
+        "row_groups_per_file: 40000\n",
+    );
+    refused(&["run", &path], "MAX_GENERATED_CHUNKS_PER_FILE");
 }
 
 #[test]

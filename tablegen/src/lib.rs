@@ -820,9 +820,14 @@ impl Plan {
         }
         // One file's chunks are made at once whatever the table keeps.
         let chunks_per_file = Self::most_chunks(spec, 1);
-        if chunks_per_file > MAX_COLUMN_CHUNKS as u128 {
+        if chunks_per_file > u128::from(limits::MAX_GENERATED_CHUNKS_PER_FILE) {
             return Err(GenerateError::TooLarge {
-                what: format!("up to {chunks_per_file} column chunks in one file (row groups x columns); the limit is {MAX_COLUMN_CHUNKS}"),
+                what: format!(
+                    "up to {chunks_per_file} column chunks in one file (row groups x columns); \
+                     the limit is {} (limits::MAX_GENERATED_CHUNKS_PER_FILE, docs/bounds.md): \
+                     fewer row groups a file, or fewer columns",
+                    limits::MAX_GENERATED_CHUNKS_PER_FILE
+                ),
             });
         }
         if spec.page_size.0 < MIN_PAGE_SIZE_BYTES || spec.page_size.0 > u32::MAX as u64 {
@@ -1489,11 +1494,21 @@ mod tests {
             msg.contains("row_groups_per_file") && msg.contains("MAX_ROW_GROUPS_PER_FILE"),
             "{msg}"
         );
-        // Each count within its bound, but one file's chunks past theirs.
-        let mut wide = base(1, 60_000);
-        wide.row_groups_per_file = CountDist::Fixed(2_000);
+        // Each count within its bound, but one file's chunks past theirs: 4,096 x 4,096 is the
+        // bound itself.
+        let mut wide = base(1, 4_096);
+        wide.row_groups_per_file = CountDist::Fixed(4_096);
+        assert!(
+            Plan::new(&wide, 1).is_ok(),
+            "one file at the bound is accepted"
+        );
+        wide.row_groups_per_file = CountDist::Fixed(4_097);
         let msg = generate_files(&wide, 1, |_| false).unwrap_err().to_string();
-        assert!(msg.contains("column chunks in one file"), "{msg}");
+        assert!(
+            msg.contains("column chunks in one file")
+                && msg.contains("MAX_GENERATED_CHUNKS_PER_FILE"),
+            "{msg}"
+        );
         let at_bound = Plan::new(&base(limits::MAX_FILES_PER_TABLE, 4), 1);
         assert!(at_bound.is_ok(), "the bound itself is accepted");
         let columns = u32::try_from(limits::MAX_COLUMNS_PER_SCHEMA + 1).unwrap();

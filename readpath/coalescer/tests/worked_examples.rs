@@ -203,8 +203,8 @@ fn base_incidental_rule_and_groups() {
 fn base_task_ends_under_bytes_per_read_task_past_its_first_range() {
     // 1 MiB ranges 1 KiB apart. ClickHouse's cap counts from the first range's end
     // (`Prefetcher.cpp`, "Go right": `initial_offset = end_offset`): a range joins while it ends
-    // less than 16 MiB past it, so 16 join (the 16th ends 15 x 1 KiB short of it), and the span,
-    // 16 MiB + 15 KiB, passes the cap by the first range's length less the gaps.
+    // less than 16 MiB past it, so 16 join (a 17th would end 16 KiB past that), and the span,
+    // 16 MiB + 15 KiB, passes the cap.
     let stride = MIB + KIB;
     let ranges: Vec<(u64, u64)> = (0..40u64).map(|k| (k * stride, k * stride + MIB)).collect();
     // The redesign keeps the base's cap (its gaps here are far under its 2 MiB gap and floor).

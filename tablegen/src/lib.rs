@@ -1390,11 +1390,18 @@ fn check_made(
     Ok(index)
 }
 
-/// Rounds a non-negative value to the nearest integer (saturating). `f64::round` is a libm
-/// call on baseline x86-64, and this runs several times per chunk.
+/// Rounds a non-negative value to the nearest integer. `f64::round` is a libm call on baseline
+/// x86-64, and this runs several times per chunk.
+///
+/// Through the signed conversion (one `cvttsd2si` and its saturation), not `as u64` (two
+/// conversions and their fix-ups): 3% fewer instructions on `many-small-files`. Negative values
+/// and NaN give 0, as `as u64` would; values from 2^63 on give 2^63 - 1 where `as u64` would
+/// give more, sizes that the generator's bounds refuse either way (a chunk's uncompressed bytes
+/// at 1 TiB, a file's pages). Keeping `as u64`'s answer there through an out-of-line branch
+/// kept 0.2% of the 3%.
 #[inline]
 fn round_u64(x: f64) -> u64 {
-    (x + 0.5) as u64
+    ((x + 0.5) as i64).max(0) as u64
 }
 
 #[inline]
@@ -1651,6 +1658,34 @@ mod tests {
 
     /// An outlined table makes each wanted file again, equal to the whole table's, and keeps
     /// no chunk; the whole-file cap counts only what is kept.
+    #[test]
+    fn round_u64_is_the_unsigned_rounding_below_2_to_the_63() {
+        let unsigned = |x: f64| (x + 0.5) as u64;
+        let mut rng = Pcg64::seed_from_u64(7);
+        let mut probes = vec![
+            0.0,
+            0.49,
+            0.5,
+            1.5,
+            2.5,
+            1e6 + 0.5,
+            2f64.powi(52),
+            2f64.powi(62),
+        ];
+        probes.extend((0..10_000).map(|_| rng.random::<f64>() * 2f64.powi(62)));
+        for x in probes {
+            assert_eq!(round_u64(x), unsigned(x), "{x}");
+        }
+        // Negative and NaN: 0, as the unsigned conversion gives.
+        for x in [-0.0, -0.6, -3.0, -1e300, f64::NEG_INFINITY, f64::NAN] {
+            assert_eq!(round_u64(x), 0, "{x}");
+        }
+        // From 2^63 on: 2^63 - 1, where the unsigned conversion goes on (documented).
+        for x in [2f64.powi(63), 1e19, 1e300, f64::INFINITY] {
+            assert_eq!(round_u64(x), i64::MAX as u64, "{x}");
+        }
+    }
+
     #[test]
     fn outlines_make_the_same_files_again_and_keep_no_chunk() {
         let mut s = base(30, 9);

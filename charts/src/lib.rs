@@ -109,8 +109,15 @@ fn save_both(
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| draw_err(dir, e))?;
     }
-    let png = stem.with_extension("png");
-    let svg = stem.with_extension("svg");
+    // Appended, not `with_extension`: a stem with a dot in it (an axis called
+    // `arms.redesign.settings.x`, a case `v1.2`) lost everything after its last dot.
+    let with_ext = |ext: &str| {
+        let mut name = stem.as_os_str().to_owned();
+        name.push(ext);
+        PathBuf::from(name)
+    };
+    let png = with_ext(".png");
+    let svg = with_ext(".svg");
     {
         let root = BitMapBackend::new(&png, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| draw_err(&png, e))?;
@@ -555,6 +562,14 @@ mod tests {
             x_ticks: None,
         };
         check_png_svg(&c.save(&tmp("line")).unwrap());
+        // A stem with dots keeps them all.
+        let dotted = c.save(&tmp("line-vs-arms.a.settings.gap")).unwrap();
+        assert!(
+            dotted
+                .iter()
+                .all(|p| p.to_string_lossy().contains("arms.a.settings.gap.")),
+            "{dotted:?}"
+        );
     }
 
     #[test]

@@ -20,6 +20,11 @@ pub enum Unit {
     Cores,
     /// Bytes per second.
     BytesPerSecond,
+    /// A ClickHouse profile event counted in microseconds, printed verbatim as ClickHouse
+    /// shows it (its name already says the unit).
+    EventMicroseconds,
+    /// A ClickHouse profile event counted in bytes, printed verbatim.
+    EventBytes,
 }
 
 impl Unit {
@@ -33,6 +38,8 @@ impl Unit {
             Unit::Dollars => "dollars",
             Unit::Cores => "cores",
             Unit::BytesPerSecond => "bytes_per_second",
+            Unit::EventMicroseconds => "microseconds",
+            Unit::EventBytes => "bytes",
         }
     }
 
@@ -41,7 +48,8 @@ impl Unit {
         match self {
             Unit::Nanoseconds => "_ns",
             Unit::Bytes => "_bytes",
-            Unit::Count | Unit::Ratio => "",
+            // A profile event's name already ends in its unit.
+            Unit::Count | Unit::Ratio | Unit::EventMicroseconds | Unit::EventBytes => "",
             Unit::Dollars => "_usd",
             Unit::Cores => "_cores",
             Unit::BytesPerSecond => "_bytes_per_s",
@@ -53,7 +61,7 @@ impl Unit {
         match self {
             Unit::Nanoseconds => units::format_duration_f(v),
             Unit::Bytes => units::format_bytes_f(v),
-            Unit::Count => format_count(v),
+            Unit::Count | Unit::EventMicroseconds | Unit::EventBytes => format_count(v),
             // Small ratios (an efficiency far from 1) keep two significant digits.
             Unit::Ratio if v > 0.0 && v < 0.005 => format!("{v:.1e}x"),
             Unit::Ratio => format!("{:.2}x", v),
@@ -61,6 +69,22 @@ impl Unit {
             Unit::Cores => format!("{:.2}", v),
             Unit::BytesPerSecond => units::format_bandwidth(v),
         }
+    }
+}
+
+/// What a ClickHouse profile event counts (exhaustive: a new event must say).
+fn event_unit(e: ProfileEvent) -> Unit {
+    match e {
+        ProfileEvent::ParquetReadTasks
+        | ProfileEvent::ParquetPartialReadsServed
+        | ProfileEvent::ParquetPlannedReads
+        | ProfileEvent::ParquetIssueQueueStalls => Unit::Count,
+        ProfileEvent::ParquetReadFirstByteMicroseconds
+        | ProfileEvent::ParquetReadTransferMicroseconds
+        | ProfileEvent::ParquetFetchWaitTimeMicroseconds => Unit::EventMicroseconds,
+        ProfileEvent::ParquetReadTaskBytes
+        | ProfileEvent::PageCacheReadThroughBytes
+        | ProfileEvent::ReadBufferFromS3Bytes => Unit::EventBytes,
     }
 }
 
@@ -284,8 +308,8 @@ impl Metric {
             | Metric::MeanConcurrentGets
             | Metric::MaxConcurrentGets
             | Metric::Rows
-            | Metric::StoreRetries
-            | Metric::Event(_) => Unit::Count,
+            | Metric::StoreRetries => Unit::Count,
+            Metric::Event(e) => event_unit(e),
         }
     }
 
@@ -449,6 +473,30 @@ impl Serialize for RunMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// CSV and JSON said `count` for microseconds and bytes: a profile event's unit follows its
+    /// name, and its table value stays ClickHouse's verbatim number.
+    #[test]
+    fn profile_events_carry_the_unit_their_name_says() {
+        for e in ProfileEvent::ALL {
+            let unit = Metric::Event(e).unit();
+            let expected = if e.name().ends_with("Microseconds") {
+                "microseconds"
+            } else if e.name().ends_with("Bytes") {
+                "bytes"
+            } else {
+                "count"
+            };
+            assert_eq!(unit.name(), expected, "{}", e.name());
+            assert_eq!(unit.csv_suffix(), "", "{}", e.name());
+            assert_eq!(
+                unit.format(7_568_680_917.0),
+                "7,568,680,917",
+                "{}",
+                e.name()
+            );
+        }
+    }
 
     #[test]
     fn counts_have_separators() {

@@ -15,6 +15,8 @@ fn unit_of(unit: Unit) -> (&'static str, fn(f64) -> String) {
         Unit::Bytes => ("MiB", |v| format!("{:.1}", v / (1024.0 * 1024.0))),
         Unit::Dollars => ("USD", |v| format!("{v:.4}")),
         Unit::BytesPerSecond => ("MiB/s", |v| format!("{:.1}", v / (1024.0 * 1024.0))),
+        Unit::EventMicroseconds => ("us", |v| format!("{v:.0}")),
+        Unit::EventBytes => ("bytes", |v| format!("{v:.0}")),
         Unit::Count | Unit::Ratio | Unit::Cores => ("", |v| format!("{v:.0}")),
     }
 }

@@ -25,6 +25,39 @@ pub struct RunOptions {
     pub keep_whole_up_to_chunks: Option<u64>,
 }
 
+/// An ablation arm's label says which of R1..R8 it runs with (`base`: none, `base+Rn`: Rn
+/// alone, `redesign`: all eight); an override that changed that would run something else under
+/// the label, so it is refused.
+fn check_ablation_arms(case: &str, r: &Resolved) -> Result<(), ScenarioRunError> {
+    for a in &r.arms {
+        let wanted: Vec<bool> = (1..=8)
+            .map(|n| match a.name.as_str() {
+                "base" => false,
+                "redesign" => true,
+                name => name == format!("base+R{n}"),
+            })
+            .collect();
+        let ran: Vec<bool> = (1..=8).map(|n| a.strategy.mechanism(n)).collect();
+        if ran != wanted {
+            let on: Vec<String> = (1..=8)
+                .filter(|&n| a.strategy.mechanism(n))
+                .map(|n| format!("R{n}"))
+                .collect();
+            let state = if on.is_empty() {
+                "with none of R1..R8".to_string()
+            } else {
+                format!("with {} of R1..R8 on", on.join(", "))
+            };
+            return Err(ScenarioRunError::AblationUndone {
+                case: case.to_string(),
+                arm: a.name.clone(),
+                state,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The ablation arms: `clickhouse-base`, base with each of R1..R8 switched on alone, and
 /// `clickhouse-redesign` (R9 and R10 were designed, not measured), as a scenario's `arms:`.
 pub fn ablation_arms() -> serde_json::Value {
@@ -60,6 +93,15 @@ pub enum ScenarioRunError {
     NoSuchCase(String, String),
     #[error("no arm is called {0}; the scenario has: {1}")]
     NoSuchArm(String, String),
+    #[error(
+        "--ablation: case {case}: arm {arm} would run {state} (an override sets the mechanisms \
+         the ablation sets itself): drop the override of r1..r8, or run without --ablation"
+    )]
+    AblationUndone {
+        case: String,
+        arm: String,
+        state: String,
+    },
     #[error("writing CSV: {0}")]
     Csv(#[from] csv::Error),
 }
@@ -199,6 +241,9 @@ pub fn run_scenario_keeping_trace(
             }
         }
         let mut r = scenario::resolve(&s, &tables)?;
+        if opts.ablation {
+            check_ablation_arms(&name, &r)?;
+        }
         for a in &r.arms {
             for n in a.inert_settings() {
                 let n = format!("case {name}: {n}");

@@ -67,6 +67,9 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
                 &r.store.name
             }
         );
+        for n in r.arms.iter().flat_map(ResolvedArm::inert_settings) {
+            let _ = writeln!(out, "#   note: {n}");
+        }
         for a in &r.arms {
             let _ = writeln!(out, "#   arm {} = {}", a.name, a.strategy_name);
             let changed = a.changed_settings();

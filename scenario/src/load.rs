@@ -73,6 +73,9 @@ pub struct LoadedScenario {
     /// What a user should know about how the overrides landed: a setting that some arms do not
     /// honour, a value shadowed by a higher layer. The command prints them on stderr.
     pub notes: Vec<String>,
+    /// The `sweep: vary:` axes in the order the file writes them: the tree the file is read
+    /// back from sorts its maps, and the first axis is the plots' x axis.
+    vary_order: Vec<String>,
 }
 
 impl LoadedScenario {
@@ -89,7 +92,13 @@ impl LoadedScenario {
     pub fn with_overrides(&self, more: &[Override]) -> Result<LoadedScenario, ScenarioError> {
         let mut all = self.overrides.clone();
         all.extend(more.iter().cloned());
-        build(&self.path, &self.text, self.base_tree.clone(), all)
+        build(
+            &self.path,
+            &self.text,
+            self.base_tree.clone(),
+            all,
+            self.vary_order.clone(),
+        )
     }
 
     /// The same scenario with its arms replaced (`sim run --ablation`): overrides apply to
@@ -99,7 +108,13 @@ impl LoadedScenario {
         if let Value::Object(map) = &mut base {
             map.insert("arms".into(), arms);
         }
-        build(&self.path, &self.text, base, self.overrides.clone())
+        build(
+            &self.path,
+            &self.text,
+            base,
+            self.overrides.clone(),
+            self.vary_order.clone(),
+        )
     }
 }
 
@@ -118,9 +133,14 @@ pub fn parse(
     overrides: &[Override],
 ) -> Result<LoadedScenario, ScenarioError> {
     // The typed parse first: its errors carry the line and column.
-    let _: ScenarioFile = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
-    let tree: Value = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, &e))?;
-    build(path, text, tree, overrides.to_vec())
+    let typed: ScenarioFile =
+        serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, text, &e))?;
+    let tree: Value = serde_saphyr::from_str(text).map_err(|e| saphyr_error(path, text, &e))?;
+    let vary_order = typed
+        .sweep
+        .map(|s| s.vary.0.into_iter().map(|(k, _)| k).collect())
+        .unwrap_or_default();
+    build(path, text, tree, overrides.to_vec(), vary_order)
 }
 
 fn build(
@@ -128,12 +148,22 @@ fn build(
     text: &str,
     base_tree: Value,
     mut overrides: Vec<Override>,
+    vary_order: Vec<String>,
 ) -> Result<LoadedScenario, ScenarioError> {
     // Stable: within a layer, the order given.
     overrides.sort_by_key(|o| o.layer);
     let mut tree = base_tree.clone();
     let mut notes = Vec::new();
-    let file = apply_overrides(path, &mut tree, &overrides, &mut notes)?;
+    let mut file = apply_overrides(path, &mut tree, &overrides, &mut notes)?;
+    check_unique_case_names(path, text, &file)?;
+    note_shared_settings_not_honoured(&file, &mut notes);
+    if let Some(sweep) = &mut file.sweep {
+        // Stable: an axis an override added (not in the file) keeps its place after them.
+        sweep
+            .vary
+            .0
+            .sort_by_key(|(k, _)| vary_order.iter().position(|o| o == k).unwrap_or(usize::MAX));
+    }
     Ok(LoadedScenario {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -142,10 +172,58 @@ fn build(
         file,
         overrides,
         notes,
+        vary_order,
     })
 }
 
-fn override_error(path: &Path, ov: &Override, message: String) -> ScenarioError {
+/// A shared `settings:` entry reaches only the arms whose preset honours it (as `--set NAME=..`
+/// does): the others are named in a note, as `--set` names them. (None honouring it is an
+/// error, in `resolve`.)
+fn note_shared_settings_not_honoured(file: &ScenarioFile, notes: &mut Vec<String>) {
+    for k in file.settings.keys() {
+        let not_honoured: Vec<String> = file
+            .arms
+            .iter()
+            .filter(|a| planner::Strategy::preset(&a.strategy).is_ok_and(|s| !s.honours(k)))
+            .map(|a| format!("{} ({})", a.name, a.strategy))
+            .collect();
+        if !not_honoured.is_empty() && not_honoured.len() < file.arms.len() {
+            notes.push(format!(
+                "the shared setting `{k}` applies to {} of {} arms; not to {}, which do not honour `{k}`",
+                file.arms.len() - not_honoured.len(),
+                file.arms.len(),
+                not_honoured.join(", ")
+            ));
+        }
+    }
+}
+
+/// Two cases of one name would print two reports under one label, and `--case NAME` would run
+/// both: refused where the second one is.
+fn check_unique_case_names(
+    path: &Path,
+    text: &str,
+    file: &ScenarioFile,
+) -> Result<(), ScenarioError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for case in &file.cases {
+        if !seen.insert(case.name.as_str()) {
+            return Err(ScenarioError {
+                file: path.to_path_buf(),
+                line: find_item_line(text, "cases", "name", &case.name, 2),
+                column: None,
+                key: Some("name".into()),
+                message: format!(
+                    "two cases are called `{}`; case names must differ",
+                    case.name
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn override_error(path: &Path, ov: &Override, message: String) -> ScenarioError {
     ScenarioError {
         file: path.to_path_buf(),
         line: None,
@@ -328,7 +406,7 @@ fn scalar_text(v: &Value) -> String {
     }
 }
 
-fn saphyr_error(path: &Path, e: &serde_saphyr::Error) -> ScenarioError {
+fn saphyr_error(path: &Path, text: &str, e: &serde_saphyr::Error) -> ScenarioError {
     // serde-saphyr renders `line L column C: message` followed by a snippet; keep the first line
     // for the message and the location for the fields.
     let full = e.to_string();
@@ -339,13 +417,53 @@ fn saphyr_error(path: &Path, e: &serde_saphyr::Error) -> ScenarioError {
         .trim_start_matches("error: ")
         .to_string();
     let (line, column, message) = split_location(&first);
+    // A type error names neither the key nor what would be right (`invalid u64`): both come
+    // from the line it points at.
+    let at = line.and_then(|l| key_and_value_on_line(text, l));
+    let key = unknown_name(&message).or_else(|| at.as_ref().map(|(k, _)| k.clone()));
+    let message = match (&at, plain_type_error(&message)) {
+        (Some((_, value)), Some(expected)) => format!("`{value}` is not {expected}"),
+        _ => with_suggestion(&message),
+    };
     ScenarioError {
         file: path.to_path_buf(),
         line,
         column,
-        key: unknown_name(&message),
-        message: with_suggestion(&message),
+        key,
+        message,
     }
+}
+
+/// `(key, value)` written on line `line` (1-based) as `key: value` (or `- key: value`).
+fn key_and_value_on_line(text: &str, line: usize) -> Option<(String, String)> {
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    let t = l.trim().trim_start_matches("- ");
+    let (k, v) = t.split_once(':')?;
+    let k = k.trim();
+    let v = v.split(" #").next().unwrap_or("").trim();
+    if k.is_empty() || k.contains(' ') || v.is_empty() {
+        return None;
+    }
+    Some((k.to_string(), v.to_string()))
+}
+
+/// What serde's bare type errors expect, in words: `invalid u64` is "a whole number of 0 or
+/// more", an unmatched column reference is "a column". `None` for any other message.
+fn plain_type_error(msg: &str) -> Option<&'static str> {
+    let m = msg.trim();
+    if matches!(
+        m,
+        "invalid u8" | "invalid u16" | "invalid u32" | "invalid u64" | "invalid usize"
+    ) {
+        return Some("a whole number of 0 or more");
+    }
+    if matches!(m, "invalid i32" | "invalid i64") {
+        return Some("a whole number");
+    }
+    if m.contains("untagged enum ColumnRef") {
+        return Some("a list of columns, each its 0-based index or its name (e.g. `[0, 3]` or `[l_shipdate]`)");
+    }
+    None
 }
 
 fn split_location(s: &str) -> (Option<usize>, Option<usize>, String) {
@@ -415,9 +533,73 @@ pub fn find_key_line(text: &str, key: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
+/// The line (1-based) of the `nth` (1-based) item of the top-level list `section` whose `key`
+/// is `value` (`- name: base`, `name: "base"`): where a duplicate name is, for its message.
+pub fn find_item_line(
+    text: &str,
+    section: &str,
+    key: &str,
+    value: &str,
+    nth: usize,
+) -> Option<usize> {
+    let header = format!("{section}:");
+    let start = text.lines().position(|l| l.trim_end() == header)?;
+    let wanted = [
+        format!("{key}: {value}"),
+        format!("{key}: \"{value}\""),
+        format!("{key}: '{value}'"),
+    ];
+    text.lines()
+        .enumerate()
+        .skip(start + 1)
+        // The section ends at the next top-level key.
+        .take_while(|(_, l)| {
+            l.is_empty() || l.starts_with(' ') || l.starts_with('-') || l.starts_with('#')
+        })
+        .filter(|(_, l)| {
+            let t = l.trim().trim_start_matches("- ").trim_start();
+            wanted.iter().any(|w| t == w.as_str())
+        })
+        .nth(nth.checked_sub(1)?)
+        .map(|(i, _)| i + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn type_errors_name_the_key_and_what_is_expected() {
+        let text = "name: x\nreplications: 2.5\nquery:\n  columns: [0, -2]  # two\n";
+        assert_eq!(
+            key_and_value_on_line(text, 2),
+            Some(("replications".into(), "2.5".into()))
+        );
+        assert_eq!(
+            key_and_value_on_line(text, 4),
+            Some(("columns".into(), "[0, -2]".into()))
+        );
+        assert_eq!(key_and_value_on_line(text, 3), None);
+        assert_eq!(
+            plain_type_error("invalid u32"),
+            Some("a whole number of 0 or more")
+        );
+        assert!(
+            plain_type_error("data did not match any variant of untagged enum ColumnRef")
+                .is_some_and(|m| m.contains("0-based index"))
+        );
+        assert_eq!(plain_type_error("unknown field `x`"), None);
+    }
+
+    #[test]
+    fn item_lines() {
+        let text = "name: base\narms:\n  - name: base\n    strategy: a\n  - name: \"base\"\ncases:\n  - name: x\n";
+        assert_eq!(find_item_line(text, "arms", "name", "base", 1), Some(3));
+        assert_eq!(find_item_line(text, "arms", "name", "base", 2), Some(5));
+        assert_eq!(find_item_line(text, "arms", "name", "base", 3), None);
+        assert_eq!(find_item_line(text, "cases", "name", "x", 1), Some(7));
+        assert_eq!(find_item_line(text, "arms", "name", "x", 1), None);
+    }
 
     #[test]
     fn suggestion_for_misspelled_key() {

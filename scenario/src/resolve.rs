@@ -2,7 +2,8 @@
 //! them, the store model, the cache and CPU models, and each arm's strategy.
 
 use super::file::{ColumnRef, QueryConfig, ScenarioFile, Warmth};
-use super::load::{nearest, LoadedScenario, ScenarioError};
+use super::load::{find_item_line, nearest, override_error, LoadedScenario, ScenarioError};
+use super::overrides::Override;
 use layout::{FileIndex, Table};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -287,26 +288,32 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     let mut seen = std::collections::BTreeSet::new();
     for arm in &f.arms {
         if !seen.insert(arm.name.clone()) {
-            return Err(err(
+            let mut e = err(
                 "name",
                 format!("two arms are called `{}`; arm names must differ", arm.name),
-            ));
+            );
+            e.line = find_item_line(text, "arms", "name", &arm.name, 2);
+            return Err(e);
         }
         let mut strategy =
             planner::Strategy::preset(&arm.strategy).map_err(|e| err("strategy", e.to_string()))?;
         // The scenario's shared settings reach every arm that honours them; an arm's own
-        // settings must all be honoured by its preset.
+        // settings must all be honoured by its preset. A refused value is reported where it
+        // came from: an override, else the file.
+        let setting_err = |k: &str, e: planner::StrategyError| {
+            let msg = format!("arm {}: {e}", arm.name);
+            match override_of_setting(loaded, &arm.name, arms.len(), k) {
+                Some(ov) => override_error(path, ov, msg),
+                None => err(k, msg),
+            }
+        };
         for (k, v) in &f.settings {
             if strategy.honours(k) {
-                strategy
-                    .set(k, &v.0)
-                    .map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
+                strategy.set(k, &v.0).map_err(|e| setting_err(k, e))?;
             }
         }
         for (k, v) in &arm.settings {
-            strategy
-                .set(k, &v.0)
-                .map_err(|e| err(k, format!("arm {}: {e}", arm.name)))?;
+            strategy.set(k, &v.0).map_err(|e| setting_err(k, e))?;
         }
         arms.push(ResolvedArm {
             name: arm.name.clone(),
@@ -379,6 +386,27 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
 
 /// A warm cache walks every `unit` of the table's laid-out files (the ones the queries touch)
 /// and keeps each warm one: their count is held to `limits::MAX_WARM_CACHE_UNITS`.
+/// The last override (the one that won) that set setting `k` of arm `name` (at position `index`):
+/// a bare setting name, the shared `settings.k`, or `arms.<name or index>.settings.k`.
+fn override_of_setting<'a>(
+    loaded: &'a LoadedScenario,
+    name: &str,
+    index: usize,
+    k: &str,
+) -> Option<&'a Override> {
+    let index = index.to_string();
+    loaded.overrides.iter().rev().find(|ov| {
+        let p: Vec<&str> = ov.path.iter().map(String::as_str).collect();
+        ov.setting.as_deref() == Some(k)
+            || p == ["settings", k]
+            || (p.len() == 4
+                && p[0] == "arms"
+                && (p[1] == name || p[1] == index)
+                && p[2] == "settings"
+                && p[3] == k)
+    })
+}
+
 fn check_warm_units(table: &Table, fraction: f64, unit: Bytes, key: &str) -> Result<(), String> {
     if fraction <= 0.0 {
         return Ok(());
@@ -470,9 +498,21 @@ fn columns(
     columns_: &[String],
     key: &str,
 ) -> Result<Vec<u32>, (String, String)> {
-    list.iter()
+    let out: Vec<u32> = list
+        .iter()
         .map(|c| column_index(c, columns_).map_err(|m| (key.to_string(), m)))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    // A column read twice is one column: a repeated entry is a slip, said rather than kept.
+    for (i, c) in out.iter().enumerate() {
+        if out[..i].contains(c) {
+            let name = columns_.get(*c as usize).map_or("?", String::as_str);
+            return Err((
+                key.to_string(),
+                format!("column {c} (`{name}`) is listed twice; list each column once"),
+            ));
+        }
+    }
+    Ok(out)
 }
 
 fn fraction(v: f64, key: &str) -> Result<f64, (String, String)> {

@@ -187,3 +187,23 @@ fn reports_show_what_each_arm_ran_with() {
     );
     assert!(out.report.to_json().contains("\"settings\""));
 }
+
+/// A shared `settings:` entry that a peer arm does not honour skipped that arm silently, where
+/// `--set` of the same setting names it: now both say which arms it did not reach.
+#[test]
+fn a_shared_setting_a_peer_does_not_honour_is_noted() {
+    let text = small(1, 2, "  - name: ars\n    strategy: arrow-rs\n");
+    let l = parse(&text).unwrap();
+    let notes: Vec<&String> = l
+        .notes
+        .iter()
+        .filter(|n| n.contains("ars (arrow-rs)"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{:?}", l.notes);
+    assert!(notes
+        .iter()
+        .any(|n| n.contains("`max_threads` applies to 2 of 3 arms")));
+    // Without the peer arm: nothing to say.
+    let l = parse(&small(1, 2, "")).unwrap();
+    assert!(l.notes.is_empty(), "{:?}", l.notes);
+}

@@ -263,3 +263,30 @@ fn reused_runs_are_what_a_run_at_the_point_gives() {
 fn metric_of(r: &experiments::report::Report, arm: &str, m: Metric) -> f64 {
     metric(r, "default", arm, m)
 }
+
+/// A scenario's `sweep: vary:` axes keep the order the file writes them (the first is the
+/// plots' x axis): the file is read back through a tree that sorts its maps, which put
+/// `arms.redesign.settings.x` before `input_format_...` whatever the file said.
+#[test]
+fn a_scenarios_axes_keep_the_files_order() {
+    let text = format!(
+        "{}sweep:\n  vary:\n    input_format_parquet_coalesce_gap_bytes: 64KiB,1MiB\n    arms.redesign.settings.input_format_parquet_min_bytes_in_flight: 1MiB,2MiB\n",
+        small(2, 2, "")
+    );
+    let loaded = parse(&text).unwrap();
+    let (axes, _) = experiments::sweep::axes_for(&loaded, &[]).unwrap();
+    let names: Vec<&str> = axes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "input_format_parquet_coalesce_gap_bytes",
+            "arms.redesign.settings.input_format_parquet_min_bytes_in_flight"
+        ]
+    );
+    // And through an override of another key (a case, a sweep point) as well.
+    let again = loaded
+        .with_overrides(&[scenario::parse_override("seed=9").unwrap()])
+        .unwrap();
+    let (axes, _) = experiments::sweep::axes_for(&again, &[]).unwrap();
+    assert_eq!(axes[0].name, "input_format_parquet_coalesce_gap_bytes");
+}

@@ -112,3 +112,44 @@ fn every_budget_ends_with_the_best_point_so_far_never_a_panic() {
         assert!(r.best.objective <= 1.0, "budget {budget}");
     }
 }
+
+/// A tuned or evaluated setting that did nothing on its arm (its mechanism off) was spent on
+/// silently: the tuner and `sim eval` now say which and why, and say nothing of one that ran.
+#[test]
+fn settings_that_did_nothing_are_noted_by_the_tuner_and_eval() {
+    let loaded = vec![scenario()];
+    let t = targets(&loaded, Some("redesign")).unwrap();
+    let mut o = opts(4, 3);
+    o.params = vec![parse_param("input_format_parquet_files_prefetch_ahead=1..8").unwrap()];
+    let r = tune(&t, &o).unwrap();
+    assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+    assert!(
+        r.notes[0].contains("input_format_parquet_files_prefetch_ahead")
+            && r.notes[0].contains("R9, which is off"),
+        "{:?}",
+        r.notes
+    );
+    // With R9 on, the same parameter does something: no note.
+    let on = loaded[0]
+        .with_overrides(&[scenario::parse_override(
+            "arms.redesign.settings.r9_files_prefetch=true",
+        )
+        .unwrap()
+        .at(scenario::Layer::CommandLine)])
+        .unwrap();
+    let on = vec![on];
+    let t = targets(&on, Some("redesign")).unwrap();
+    assert!(tune(&t, &o).unwrap().notes.is_empty());
+    // `sim eval`'s evaluator, one point.
+    let t = targets(&loaded, Some("redesign")).unwrap();
+    let eval = Evaluator::new(&t, Some(1));
+    eval.measure(
+        &[(
+            "input_format_parquet_coalesce_gap_bytes".into(),
+            "1MiB".into(),
+        )],
+        None,
+    )
+    .unwrap();
+    assert!(eval.inert_notes().is_empty());
+}

@@ -553,8 +553,13 @@ fn stream(seed: u64, part: &'static str, index: u64) -> Pcg64 {
 
 impl SizeDist {
     fn check(&self, field: &str) -> Result<(), GenerateError> {
+        // A size of 0 bytes made row groups (or files, manifests) with no data, and a table
+        // of a few footers ran as if it were the one asked for.
+        let zero = || invalid(field, "is 0 bytes; it must be positive (e.g. 64MiB)");
         match self {
+            SizeDist::Fixed(b) if b.0 == 0 => Err(zero()),
             SizeDist::Fixed(_) => Ok(()),
+            SizeDist::Uniform { max, .. } if max.0 == 0 => Err(zero()),
             SizeDist::Uniform { min, max } => {
                 if min.0 > max.0 {
                     return Err(invalid(
@@ -1898,6 +1903,15 @@ mod tests {
         let mut s = base(1, 4);
         s.row_group_size = Some(SizeDist::Fixed(Bytes(5)));
         assert_eq!(field_of(&s), "file_data_size");
+        let mut s = base(1, 4);
+        s.file_data_size = None;
+        s.row_group_size = Some(SizeDist::Fixed(Bytes(0)));
+        assert_eq!(field_of(&s), "row_group_size");
+        s.row_group_size = Some(SizeDist::Uniform {
+            min: Bytes(0),
+            max: Bytes(0),
+        });
+        assert_eq!(field_of(&s), "row_group_size");
         let mut s = base(1, 4);
         s.columns.overrides = vec![ColumnOverride {
             index: 4,

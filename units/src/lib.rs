@@ -31,6 +31,8 @@ pub enum UnitError {
     Negative { input: String, what: &'static str },
     #[error("`{input}` is too large")]
     Overflow { input: String },
+    #[error("`{input}` is not a whole number ({what} is whole)")]
+    NotWhole { input: String, what: &'static str },
 }
 
 const SIZE_UNITS: &str =
@@ -210,7 +212,16 @@ pub fn parse_count(input: &str) -> Result<u64, UnitError> {
             })
         }
     };
-    to_u64(value * m, input, "a count")
+    let n = value * m;
+    // A count is whole: `1.5` threads was rounded to 2 without a word. (Relative slack for
+    // a decimal times a power of ten: `1.1k` is 1100.0000000000002.)
+    if (n - n.round()).abs() > 1e-9 * n.abs().max(1.0) {
+        return Err(UnitError::NotWhole {
+            input: input.to_string(),
+            what: "a count",
+        });
+    }
+    to_u64(n, input, "a count")
 }
 
 /// Formats bytes in binary units with up to 3 significant decimals: `2MiB`, `1.5GiB`, `640B`.
@@ -394,6 +405,12 @@ mod tests {
         assert_eq!(parse_count("10k").unwrap(), 10_000);
         assert_eq!(parse_count("17554").unwrap(), 17_554);
         assert!(parse_count("10 apples").is_err());
+        assert_eq!(parse_count("1.1k").unwrap(), 1_100);
+        assert_eq!(parse_count("2.5M").unwrap(), 2_500_000);
+        for fractional in ["1.5", "0.5", "1.0005k"] {
+            let e = parse_count(fractional).unwrap_err().to_string();
+            assert!(e.contains("not a whole number"), "{fractional}: {e}");
+        }
     }
 
     #[test]

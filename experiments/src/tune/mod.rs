@@ -21,7 +21,7 @@ pub use params::{parse_param, Param, ParamError};
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
 use scenario::{Layer, LoadedScenario, Resolved, ScenarioError, TableCache};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
@@ -179,6 +179,9 @@ pub struct Evaluator<'a> {
     reps: Option<u32>,
     /// Applied to every resolved scenario before running (the robustness view scales the store).
     pub adjust: Option<Adjust<'a>>,
+    /// Settings an evaluation set that did nothing on the arm they were set on, with why:
+    /// a tuned or evaluated value that did not apply must be said, not look as if it ran.
+    inert: Mutex<BTreeSet<String>>,
 }
 
 /// A change made to every resolved scenario before it runs.
@@ -191,6 +194,31 @@ impl<'a> Evaluator<'a> {
             tables: TableCache::default(),
             reps,
             adjust: None,
+            inert: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// Every setting some evaluation so far set and that did nothing where it was set, with
+    /// why (sorted, each once).
+    pub fn inert_notes(&self) -> Vec<String> {
+        self.inert
+            .lock()
+            .map(|n| n.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn note_inert(&self, label: &str, arm: &scenario::ResolvedArm, settings: &[(String, String)]) {
+        // Without the value: whether a setting applies does not depend on its own value, and
+        // a tuner tries many.
+        let notes = settings.iter().filter_map(|(name, _)| {
+            let why = planner::settings::setting(name)?.inert_because(&arm.strategy)?;
+            Some(format!(
+                "{label}: arm {}: {name} does nothing ({why})",
+                arm.name
+            ))
+        });
+        if let Ok(mut set) = self.inert.lock() {
+            set.extend(notes);
         }
     }
 
@@ -237,6 +265,9 @@ impl<'a> Evaluator<'a> {
                     .iter()
                     .position(|a| a.name == t.arm_name)
                     .unwrap_or(0);
+                if let Some(a) = r.arms.get(arm) {
+                    self.note_inert(&t.label, a, settings);
+                }
                 let runs: Vec<RunMetrics> = (0..r.replications)
                     .into_par_iter()
                     .map(|rep| {
@@ -314,6 +345,9 @@ pub struct TuneResult {
     pub best: Evaluation,
     /// Every distinct evaluation in order, with the best objective so far.
     pub history: Vec<(Evaluation, f64)>,
+    /// Parameters that did nothing where some evaluation set them, with why
+    /// ([`Evaluator::inert_notes`]).
+    pub notes: Vec<String>,
 }
 
 struct Search<'a> {
@@ -603,6 +637,7 @@ pub fn tune(targets: &[Target], opts: &TuneOptions) -> Result<TuneResult, TuneEr
         defaults,
         best,
         history,
+        notes: eval.inert_notes(),
     })
 }
 

@@ -275,6 +275,10 @@ pub enum Requires {
     Mechanism(u8),
     /// Redesign mechanism `Rn` off (a base-generation setting the mechanism replaces).
     MechanismOff(u8),
+    /// `storage` is this one (the seek threshold of the other storage is not read).
+    Storage(Storage),
+    /// `row_group_buckets` on.
+    RowGroupBuckets,
 }
 
 /// One setting.
@@ -319,6 +323,8 @@ impl Setting {
                 Requires::Nothing => true,
                 Requires::Mechanism(n) => s.mechanism(n as usize),
                 Requires::MechanismOff(n) => !s.mechanism(n as usize),
+                Requires::Storage(st) => s.storage == st,
+                Requires::RowGroupBuckets => s.row_group_buckets,
             }
     }
 
@@ -334,8 +340,24 @@ impl Setting {
             Requires::MechanismOff(n) if s.mechanism(n as usize) => {
                 Some(format!("R{n}, which is on, replaces it"))
             }
+            Requires::Storage(st) if s.storage != st => Some(format!(
+                "it is read only with storage = {}; this arm's storage is {}",
+                storage_name(st),
+                storage_name(s.storage)
+            )),
+            Requires::RowGroupBuckets if !s.row_group_buckets => {
+                Some("row_group_buckets is off".to_string())
+            }
             _ => None,
         }
+    }
+}
+
+/// `storage`'s value as users write it.
+fn storage_name(st: Storage) -> &'static str {
+    match st {
+        Storage::Remote => "remote",
+        Storage::Local => "local",
     }
 }
 
@@ -584,7 +606,7 @@ pub static SETTINGS: &[Setting] = &[
         doc: "remote storage: a gap shorter than this is read rather than seeked over (4 MiB)",
         source: CH_SETTINGS,
         honoured: Honoured::CLICKHOUSE,
-        requires: Requires::Nothing,
+        requires: Requires::Storage(Storage::Remote),
         get: |s| Value::Bytes(s.remote_read_min_bytes_for_seek),
         set: |s, v| {
             if let Some(b) = bytes(v) {
@@ -598,7 +620,7 @@ pub static SETTINGS: &[Setting] = &[
         doc: "local files: the same seek threshold (8 KiB)",
         source: CH_FORMAT,
         honoured: Honoured::CLICKHOUSE,
-        requires: Requires::Nothing,
+        requires: Requires::Storage(Storage::Local),
         get: |s| Value::Bytes(s.local_file_min_bytes_for_seek),
         set: |s, v| {
             if let Some(b) = bytes(v) {
@@ -801,7 +823,7 @@ pub static SETTINGS: &[Setting] = &[
         doc: "the fewest row groups a bucket holds",
         source: BUCKETS,
         honoured: Honoured::CLICKHOUSE,
-        requires: Requires::Nothing,
+        requires: Requires::RowGroupBuckets,
         get: |s| Value::Count(u64::from(s.row_group_buckets_min_row_groups)),
         set: |s, v| {
             if let Some(n) = count32(v) {
@@ -1179,6 +1201,30 @@ pub static SETTINGS: &[Setting] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The seek threshold of the other storage and the bucket size without buckets were
+    /// reported as run with: they change nothing, so they are inert, and say why.
+    #[test]
+    fn storage_and_bucket_settings_apply_only_where_they_are_read() {
+        let mut s = Strategy::preset("clickhouse-base").unwrap();
+        let local = setting("input_format_parquet_local_file_min_bytes_for_seek").unwrap();
+        let remote = setting("remote_read_min_bytes_for_seek").unwrap();
+        let min_rg = setting("row_group_buckets_min_row_groups").unwrap();
+        assert!(remote.applies_to(&s) && !local.applies_to(&s));
+        assert!(local.inert_because(&s).unwrap().contains("storage = local"));
+        assert!(min_rg
+            .inert_because(&s)
+            .unwrap()
+            .contains("row_group_buckets is off"));
+        s.set("storage", "local").unwrap();
+        s.set("row_group_buckets", "true").unwrap();
+        assert!(local.applies_to(&s) && !remote.applies_to(&s));
+        assert!(remote
+            .inert_because(&s)
+            .unwrap()
+            .contains("this arm's storage is local"));
+        assert!(min_rg.applies_to(&s));
+    }
 
     #[test]
     fn mechanism_settings_apply_only_with_their_mechanism() {

@@ -41,13 +41,15 @@ pub fn run(args: EvalArgs) -> Result<()> {
     let on = args.eval.load()?;
     let pool = super::pool(args.eval.threads)?;
     let targets = experiments::tune::targets(&on.scenarios, args.eval.arm.as_deref())?;
-    let (base, measured) = pool.install(|| {
+    let (base, measured, notes) = pool.install(|| {
         let eval = experiments::tune::Evaluator::new(&targets, on.reps);
         Ok::<_, experiments::tune::TuneError>((
             eval.measure(&[], None)?,
             eval.measure(&settings, None)?,
+            eval.inert_notes(),
         ))
     })?;
+    super::notes(&notes);
     let e =
         experiments::tune::evaluation(settings, measured, &base, on.objective, on.max_memory_bytes);
     let scenarios: Vec<serde_json::Value> = targets
@@ -78,6 +80,9 @@ pub fn run(args: EvalArgs) -> Result<()> {
             .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
             .collect::<serde_json::Map<_, _>>(),
         "scenarios": scenarios,
+        // Settings that did nothing where they were set (also on stderr): a caller that reads
+        // only the JSON must not take them as applied.
+        "notes": notes,
     });
     super::out(&format!("{out}\n"))
 }

@@ -20,6 +20,10 @@ pub struct FitArgs {
     /// allow 64KiB).
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes_arg)]
     pub bandwidth_min_bytes: Option<u64>,
+    /// Only the rows of this arm of a `sim run --trace` trace (default: the first; its arms
+    /// ran one after another in virtual time from 0, so pooled they never happened).
+    #[arg(long)]
+    pub arm: Option<String>,
 }
 
 pub fn parse_bytes_arg(s: &str) -> Result<u64, String> {
@@ -37,8 +41,44 @@ pub fn parse_trace(path: &std::path::Path, strict: bool) -> Result<tracefit::Par
     Ok(trace)
 }
 
+/// Keeps one arm's rows of a simulated trace, which holds every arm of a run, each from time 0:
+/// the arm asked for, else the first (said on stderr, as `doing` it). A trace with no arm
+/// labels (an access log, a measured trace) is kept whole.
+pub fn keep_one_arm(
+    trace: &mut tracefit::ParsedTrace,
+    arm: Option<&str>,
+    doing: &str,
+) -> Result<()> {
+    let mut arms: Vec<String> = Vec::new();
+    for r in trace.records.iter().filter_map(|r| r.sim.as_ref()) {
+        if !arms.contains(&r.arm) {
+            arms.push(r.arm.clone());
+        }
+    }
+    let keep = match arm {
+        Some(a) if !arms.is_empty() && !arms.iter().any(|x| x == a) => {
+            anyhow::bail!("the trace has no arm `{a}`; its arms: {}", arms.join(", "))
+        }
+        Some(a) => a.to_string(),
+        None if arms.len() > 1 => {
+            eprintln!(
+                "note: {doing} arm {} (the trace holds arms {}; --arm picks another)",
+                arms[0],
+                arms.join(", ")
+            );
+            arms[0].clone()
+        }
+        None => return Ok(()),
+    };
+    trace
+        .records
+        .retain(|r| r.sim.as_ref().is_some_and(|s| s.arm == keep));
+    Ok(())
+}
+
 pub fn run(args: FitArgs) -> Result<()> {
-    let trace = parse_trace(&args.trace, args.strict)?;
+    let mut trace = parse_trace(&args.trace, args.strict)?;
+    keep_one_arm(&mut trace, args.arm.as_deref(), "fitting")?;
     let mut options = tracefit::FitOptions::default();
     if let Some(b) = args.bandwidth_min_bytes {
         options.bandwidth_min_bytes = b;

@@ -82,32 +82,7 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     let mut trace = trace;
     // A simulated trace holds every arm of a run; replaying them together would mix their
     // requests. One arm at a time: the one asked for, else the first, said so.
-    let mut arms: Vec<String> = Vec::new();
-    for r in trace.records.iter().filter_map(|r| r.sim.as_ref()) {
-        if !arms.contains(&r.arm) {
-            arms.push(r.arm.clone());
-        }
-    }
-    let arm = match &args.arm {
-        Some(a) if !arms.is_empty() && !arms.contains(a) => {
-            anyhow::bail!("the trace has no arm `{a}`; its arms: {}", arms.join(", "))
-        }
-        Some(a) => Some(a.clone()),
-        None if arms.len() > 1 => {
-            eprintln!(
-                "note: replaying arm {} (the trace holds arms {}; --arm picks another)",
-                arms[0],
-                arms.join(", ")
-            );
-            Some(arms[0].clone())
-        }
-        None => None,
-    };
-    if let Some(arm) = &arm {
-        trace
-            .records
-            .retain(|r| r.sim.as_ref().is_some_and(|s| &s.arm == arm));
-    }
+    super::fit::keep_one_arm(&mut trace, args.arm.as_deref(), "replaying")?;
     let report = if args.closed_loop {
         tracefit::replay_closed_loop(&trace, &spec, args.seed, args.concurrency)?
     } else {

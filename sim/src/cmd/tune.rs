@@ -101,6 +101,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let targets = experiments::tune::targets(&loaded, args.eval.arm.as_deref())?;
     let out = pool.install(|| experiments::tune::report::tune_and_report(&targets, &opts))?;
+    super::notes(&out.result.notes);
     eprintln!(
         "tuned in {:.1}s ({} evaluations)",
         started.elapsed().as_secs_f64(),

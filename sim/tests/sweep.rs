@@ -290,3 +290,22 @@ fn a_scenarios_axes_keep_the_files_order() {
     let (axes, _) = experiments::sweep::axes_for(&again, &[]).unwrap();
     assert_eq!(axes[0].name, "input_format_parquet_coalesce_gap_bytes");
 }
+
+/// `--resume` read the file's first line whole before knowing it was a sweep's (401 MB for a
+/// 200 MB line); it stops at `MAX_SWEEP_LINE_BYTES`, as `sim sweep merge` does.
+#[test]
+fn resume_reads_a_bounded_first_line() {
+    let l = parse(&small(2, 2, "")).unwrap();
+    let out = tmp("long-first-line.csv");
+    let line = format!(
+        "# sim sweep {}\n",
+        "a".repeat(limits::MAX_SWEEP_LINE_BYTES + 10)
+    );
+    std::fs::write(&out, line).unwrap();
+    let Err(e) = run_sweep(&l, &opts(out.clone(), true)) else {
+        panic!("a 16 MiB first line was taken for a sweep's");
+    };
+    let e = e.to_string();
+    assert!(e.contains("MAX_SWEEP_LINE_BYTES"), "{e}");
+    std::fs::remove_file(out).unwrap();
+}

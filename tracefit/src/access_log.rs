@@ -153,6 +153,17 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Days in `month` (1-12) of `year`, Gregorian.
+fn days_in_month(year: i64, month: i64) -> i64 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 /// Parses `06/Feb/2019:00:00:38 +0000` (brackets already stripped) into Unix seconds.
 pub fn parse_time(value: &str) -> Option<u64> {
     const MONTHS: [&str; 12] = [
@@ -192,6 +203,10 @@ pub fn parse_time(value: &str) -> Option<u64> {
     };
     let zh: i64 = zone.get(1..3)?.parse().ok()?;
     let zm: i64 = zone.get(3..5)?.parse().ok()?;
+    // Real offsets lie within -12:00..+14:00; a day past its month's end (31/Feb) is no date.
+    if !(0..=14).contains(&zh) || !(0..=59).contains(&zm) || day > days_in_month(year, month) {
+        return None;
+    }
     let local = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
     let utc = local - sign * (zh * 3600 + zm * 60);
     u64::try_from(utc).ok()
@@ -216,11 +231,35 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
         Ok(s) if (100..=599).contains(&s) => s,
         _ => return Err(bad(9, status_text, "an HTTP status (100-599)")),
     };
-    // S3 writes `-` for zero bytes sent.
-    let bytes = opt_u64(&fields, 11, "a byte count or `-`")?.unwrap_or(0);
-    let object_size_bytes = opt_u64(&fields, 12, "a byte count or `-`")?;
+    // S3 writes `-` for zero bytes sent. Sizes are bounded by S3's largest object.
+    const SIZE: &str = "a byte count up to 5 TiB (S3's largest object) or `-`";
+    let bytes = opt_u64(&fields, 11, SIZE)?.unwrap_or(0);
+    let object_size_bytes = opt_u64(&fields, 12, SIZE)?;
+    if bytes > limits::MAX_OBJECT_BYTES {
+        return Err(bad(11, get(11), SIZE));
+    }
+    if let Some(o) = object_size_bytes {
+        if o > limits::MAX_OBJECT_BYTES {
+            return Err(bad(12, get(12), SIZE));
+        }
+        if bytes > o {
+            return Err(LineError::Inconsistent {
+                what: format!("Bytes Sent ({bytes}) exceeds Object Size ({o})"),
+            });
+        }
+    }
     let total_ms = opt_u64(&fields, 13, "milliseconds or `-`")?;
     let tat_ms = opt_u64(&fields, 14, "milliseconds or `-`")?;
+    if let (Some(total), Some(tat)) = (total_ms, tat_ms) {
+        // Turn-around is part of the total: the first byte cannot come after the last.
+        if tat > total {
+            return Err(LineError::Inconsistent {
+                what: format!(
+                    "Turn-Around Time ({tat} ms) exceeds Total Time ({total} ms); times are out of order"
+                ),
+            });
+        }
+    }
     let total_ns = ms_to_ns(total_ms, 13, get(13))?;
     let first_byte_latency_ns = ms_to_ns(tat_ms, 14, get(14))?;
     let key = get(7);
@@ -422,6 +461,32 @@ mod tests {
         assert_eq!(parse_time("06/Feb/2019:25:00:38 +0000"), None);
         assert_eq!(parse_time("06/Feb/2019:00:00:38"), None);
         assert_eq!(parse_time("06/Feb/2019:00:00:38 +é000"), None);
+        // No such day, no such zone.
+        assert_eq!(parse_time("31/Feb/2026:00:00:00 +0000"), None);
+        assert_eq!(parse_time("29/Feb/2023:00:00:00 +0000"), None);
+        assert_eq!(parse_time("31/Apr/2026:00:00:00 +0000"), None);
+        assert_eq!(parse_time("06/Feb/2019:00:00:38 +9999"), None);
+        assert_eq!(parse_time("06/Feb/2019:00:00:38 -2400"), None);
+        assert!(parse_time("06/Feb/2019:00:00:38 +1400").is_some());
+    }
+
+    /// A size past S3's largest object, bytes past the object's size, and a first byte after
+    /// the last were accepted and fitted.
+    #[test]
+    fn impossible_sizes_and_times_are_refused() {
+        let err = |line: &str| parse_line(line, 7).unwrap_err().to_string();
+        let huge = ranged("62", "59", "ua", "")
+            .replace(" 65536 2097152 ", " 18446744073709551615 2097152 ");
+        assert!(
+            err(&huge).contains("Bytes Sent") && err(&huge).contains("5 TiB"),
+            "{}",
+            err(&huge)
+        );
+        let over = ranged("62", "59", "ua", "").replace(" 65536 2097152 ", " 3000000 2097152 ");
+        assert!(err(&over).contains("exceeds Object Size"), "{}", err(&over));
+        let late = ranged("10", "50", "ua", "");
+        assert!(err(&late).contains("exceeds Total Time"), "{}", err(&late));
+        assert!(parse_line(&ranged("62", "59", "ua", ""), 7).is_ok());
     }
 
     proptest::proptest! {

@@ -80,13 +80,22 @@ pub enum TraceError {
     /// Strict mode: the first malformed line fails the parse.
     #[error("malformed trace (strict mode): {0}")]
     Strict(Malformed),
-    /// The sim trace header lacks a column the parser needs.
-    #[error("the trace header lacks column `{column}`; a sim trace starts with `{expected}`")]
+    /// A CSV trace's header (its first line that is not a comment) lacks a column the parser
+    /// needs.
+    #[error("the header line lacks column `{column}`; a {format}'s header is `{expected}`")]
     MissingColumn {
         /// The missing column.
         column: &'static str,
-        /// The header the simulator writes.
+        /// Which format: "sim trace" or "request log".
+        format: &'static str,
+        /// The header that format's writer writes.
         expected: &'static str,
+    },
+    /// A CSV trace's header names a column twice: which one the values are in is not said.
+    #[error("the header line names column `{column}` twice; name each column once")]
+    DuplicateColumn {
+        /// The repeated column.
+        column: String,
     },
     /// The input holds no usable line at all.
     #[error("the trace is empty: {0}")]

@@ -289,12 +289,14 @@ pub fn parse_reader<R: BufRead>(
                             if options.format == Some(TraceFormat::SimTrace) {
                                 return Err(TraceError::MissingColumn {
                                     column: "start_ns",
+                                    format: "sim trace",
                                     expected: sim_trace::SIM_TRACE_HEADER,
                                 });
                             }
                             if options.format == Some(TraceFormat::RequestLog) {
                                 return Err(TraceError::MissingColumn {
                                     column: "method",
+                                    format: "request log",
                                     expected: request_log::REQUEST_LOG_HEADER,
                                 });
                             }

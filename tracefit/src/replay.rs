@@ -39,7 +39,7 @@ pub struct PercentileRow {
     pub recorded_ns: f64,
     /// Simulated value in ns.
     pub simulated_ns: f64,
-    /// (simulated - recorded) / recorded.
+    /// (simulated - recorded) / recorded; NaN (JSON `null`, printed `n/a`) when recorded is 0.
     pub relative_error: f64,
 }
 
@@ -57,7 +57,7 @@ pub struct ReplayReport {
     pub total_recorded_ns: f64,
     /// Sum of the simulated durations, ns.
     pub total_simulated_ns: f64,
-    /// (simulated - recorded) / recorded of the total.
+    /// (simulated - recorded) / recorded of the total; NaN when recorded is 0.
     pub total_relative_error: f64,
     /// How the requests were issued.
     pub mode: ReplayMode,
@@ -65,7 +65,7 @@ pub struct ReplayReport {
     pub makespan_recorded_ns: f64,
     /// First start to last completion in the simulation, ns.
     pub makespan_simulated_ns: f64,
-    /// (simulated - recorded) / recorded of the makespan.
+    /// (simulated - recorded) / recorded of the makespan; NaN when recorded is 0.
     pub makespan_relative_error: f64,
     /// Time-weighted mean of requests in flight in the recording (sum of durations over the
     /// makespan).
@@ -95,20 +95,20 @@ impl ReplayReport {
         );
         for r in &self.rows {
             s.push_str(&format!(
-                "{:<11} {:>5} {:>12} {:>12} {:>7.1}%\n",
+                "{:<11} {:>5} {:>12} {:>12} {:>8}\n",
                 r.metric,
                 format!("p{}", (r.p * 100.0).round()),
                 units::format_duration_f(r.recorded_ns),
                 units::format_duration_f(r.simulated_ns),
-                100.0 * r.relative_error
+                percent(r.relative_error, false)
             ));
         }
         s.push_str(&format!(
-            "total time of {} requests: recorded {}, simulated {} ({:+.1}%); {} failed in simulation\n",
+            "total time of {} requests: recorded {}, simulated {} ({}); {} failed in simulation\n",
             self.requests,
             units::format_duration_f(self.total_recorded_ns),
             units::format_duration_f(self.total_simulated_ns),
-            100.0 * self.total_relative_error,
+            percent(self.total_relative_error, true),
             self.failed
         ));
         let mode = match self.mode {
@@ -118,10 +118,10 @@ impl ReplayReport {
             }
         };
         s.push_str(&format!(
-            "makespan ({mode}): recorded {}, simulated {} ({:+.1}%); recorded in flight: mean {:.2}, peak {}\n",
+            "makespan ({mode}): recorded {}, simulated {} ({}); recorded in flight: mean {:.2}, peak {}\n",
             units::format_duration_f(self.makespan_recorded_ns),
             units::format_duration_f(self.makespan_simulated_ns),
-            100.0 * self.makespan_relative_error,
+            percent(self.makespan_relative_error, true),
             self.recorded_mean_in_flight,
             self.recorded_peak_in_flight
         ));
@@ -299,11 +299,22 @@ fn simulate(
     Ok(sim)
 }
 
+/// (simulated - recorded) / recorded; NaN when the recorded value is 0, where no relative
+/// error exists (an access log's millisecond times make 0 common: it printed "0.0%").
 fn relative(simulated: f64, recorded: f64) -> f64 {
     if recorded > 0.0 {
         (simulated - recorded) / recorded
     } else {
-        0.0
+        f64::NAN
+    }
+}
+
+/// A relative error as the table prints it: `+1.2%`, or `n/a` where it is undefined.
+fn percent(e: f64, signed: bool) -> String {
+    match (e.is_finite(), signed) {
+        (false, _) => "n/a".to_string(),
+        (true, true) => format!("{:+.1}%", 100.0 * e),
+        (true, false) => format!("{:.1}%", 100.0 * e),
     }
 }
 
@@ -419,4 +430,17 @@ fn replay(
         recorded_mean_in_flight: mean_in_flight,
         recorded_peak_in_flight: peak_in_flight,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_error_against_zero_is_not_a_number_and_says_so() {
+        assert!(relative(2.7e9, 0.0).is_nan());
+        assert_eq!(percent(relative(2.7e9, 0.0), true), "n/a");
+        assert_eq!(percent(relative(110.0, 100.0), true), "+10.0%");
+        assert_eq!(percent(relative(90.0, 100.0), false), "-10.0%");
+    }
 }

@@ -7,7 +7,7 @@
 
 use crate::error::{LineError, TraceError};
 use crate::record::{Operation, ServedBy, TraceRecord};
-use crate::sim_trace::{optional_u64, required_u64, split_csv, text};
+use crate::sim_trace::{optional_size, required_size, required_u64, split_csv, text};
 
 /// The header the test bed writes.
 pub const REQUEST_LOG_HEADER: &str = "method,key,query,range_header,range_start,range_end,status,bytes_sent,object_size,start_ns,first_byte_ns,last_byte_ns";
@@ -36,12 +36,14 @@ impl RequestLogColumns {
     /// The columns of a header line; a missing one is an error naming it.
     pub fn from_header(header: &str) -> Result<RequestLogColumns, TraceError> {
         let names = split_csv(header).unwrap_or_default();
+        crate::sim_trace::check_unique(&names)?;
         let need = |name: &'static str| {
             names
                 .iter()
                 .position(|n| n.trim() == name)
                 .ok_or(TraceError::MissingColumn {
                     column: name,
+                    format: "request log",
                     expected: REQUEST_LOG_HEADER,
                 })
         };
@@ -145,7 +147,19 @@ pub fn parse_row(
             ),
         });
     }
-    let offset = optional_u64(&fields, Some(columns.range_start), "range_start")?;
+    let offset = optional_size(&fields, Some(columns.range_start), "range_start")?;
+    let bytes = required_size(&fields, columns.bytes_sent, "bytes_sent")?;
+    let object_size_bytes = optional_size(&fields, Some(columns.object_size), "object_size")?;
+    if let (Some(size), Some(start)) = (object_size_bytes, offset) {
+        // A range past the object's end was kept and re-planned as if it were in the file.
+        if start.saturating_add(bytes) > size {
+            return Err(LineError::Inconsistent {
+                what: format!(
+                    "range_start {start} + bytes_sent {bytes} runs past the object's end (object_size {size})"
+                ),
+            });
+        }
+    }
     let offset_bytes = match operation {
         Operation::Get => Some(offset.unwrap_or(0)),
         _ => offset,
@@ -155,8 +169,8 @@ pub fn parse_row(
         start_ns,
         first_byte_latency_ns: Some(first_byte_ns - start_ns),
         total_ns: Some(last_byte_ns - start_ns),
-        bytes: required_u64(&fields, columns.bytes_sent, "bytes_sent")?,
-        object_size_bytes: optional_u64(&fields, Some(columns.object_size), "object_size")?,
+        bytes,
+        object_size_bytes,
         object,
         offset_bytes,
         status,
@@ -212,5 +226,16 @@ mod tests {
         let e = parse_row("GET,a,,,,,206", &c, 2).unwrap_err();
         assert!(matches!(e, LineError::TooFewFields { .. }), "{e}");
         assert!(RequestLogColumns::from_header("method,key,range_start,last_byte_ns").is_err());
+        // The column named is this format's own (it said `column`, another format's name).
+        let e = parse_row("GET,a,,,0,9,206,99999999999999999999999,100,5,6,7", &c, 2).unwrap_err();
+        assert!(e.to_string().contains("(bytes_sent)"), "{e}");
+        let e = parse_row("GET,a,,,0,9,206,10,100,5,6,99999999999999999999999", &c, 2).unwrap_err();
+        assert!(e.to_string().contains("(last_byte_ns)"), "{e}");
+        // Past S3's largest object, and past the object's own end.
+        let e = parse_row("GET,a,,,0,9,206,18446744073709551615,100,5,6,7", &c, 2).unwrap_err();
+        assert!(e.to_string().contains("5 TiB"), "{e}");
+        let e = parse_row("GET,a,,,95,104,206,10,100,5,6,7", &c, 2).unwrap_err();
+        assert!(e.to_string().contains("past the object's end"), "{e}");
+        assert!(parse_row("GET,a,,,90,99,206,10,100,5,6,7", &c, 2).is_ok());
     }
 }

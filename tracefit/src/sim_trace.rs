@@ -57,10 +57,12 @@ impl SimColumns {
     /// Reads the header line; fails if a required column is missing.
     pub fn from_header(header: &str) -> Result<SimColumns, TraceError> {
         let names = split_csv(header).unwrap_or_default();
+        check_unique(&names)?;
         let find = |name: &str| names.iter().position(|n| n.trim() == name);
         let need = |name: &'static str| {
             find(name).ok_or(TraceError::MissingColumn {
                 column: name,
+                format: "sim trace",
                 expected: SIM_TRACE_HEADER,
             })
         };
@@ -91,10 +93,25 @@ impl SimColumns {
         })
     }
 
-    /// Whether a line looks like a sim trace header (used to detect the format).
+    /// Whether a line looks like a sim trace header (used to detect the format): it names
+    /// `start_ns` among comma-separated names, so that a header missing another required
+    /// column is reported as such, not read as an access log.
     pub fn looks_like_header(line: &str) -> bool {
-        line.contains("start_ns") && line.contains("end_ns") && line.contains(',')
+        line.contains(',') && line.split(',').any(|n| n.trim() == "start_ns")
     }
+}
+
+/// A header naming a column twice is refused (the first one was used, silently).
+pub(crate) fn check_unique(names: &[String]) -> Result<(), TraceError> {
+    for (i, n) in names.iter().enumerate() {
+        let n = n.trim();
+        if !n.is_empty() && names[..i].iter().any(|m| m.trim() == n) {
+            return Err(TraceError::DuplicateColumn {
+                column: n.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Splits one CSV line (RFC 4180 quoting, no embedded newlines). Text after a closing quote
@@ -141,48 +158,16 @@ pub fn split_csv(line: &str) -> Result<Vec<String>, LineError> {
     Ok(out)
 }
 
-/// Names of the columns in [`SIM_TRACE_HEADER`] order, for messages.
-const COLUMN_NAMES: [&str; 22] = [
-    "case",
-    "arm",
-    "replication",
-    "query",
-    "start_ns",
-    "first_byte_ns",
-    "end_ns",
-    "object",
-    "offset_bytes",
-    "length_bytes",
-    "status",
-    "served_by",
-    "attempt",
-    "hedge",
-    "kind",
-    "row_group",
-    "column",
-    "row_group_rows",
-    "first_row",
-    "uncompressed_bytes",
-    "object_size_bytes",
-    "footer_len_bytes",
-];
-
-fn column_name(name: &str) -> &'static str {
-    COLUMN_NAMES
-        .iter()
-        .find(|n| **n == name)
-        .copied()
-        .unwrap_or("column")
-}
-
-fn bad(index: usize, name: &str, value: &str, expected: &'static str) -> LineError {
+/// `name` is the column's header name as written (for a request log, its own header's), so
+/// the message names the column the line has, not another format's.
+fn bad(index: usize, name: &'static str, value: &str, expected: &'static str) -> LineError {
     let mut shown: String = value.chars().take(60).collect();
     if shown.len() < value.len() {
         shown.push_str("...");
     }
     LineError::BadField {
         field: index + 1,
-        name: column_name(name),
+        name,
         value: shown,
         expected,
     }
@@ -195,7 +180,11 @@ pub(crate) fn text(fields: &[String], index: Option<usize>) -> &str {
         .unwrap_or("")
 }
 
-pub(crate) fn required_u64(fields: &[String], index: usize, name: &str) -> Result<u64, LineError> {
+pub(crate) fn required_u64(
+    fields: &[String],
+    index: usize,
+    name: &'static str,
+) -> Result<u64, LineError> {
     let value = text(fields, Some(index));
     value
         .trim()
@@ -206,7 +195,7 @@ pub(crate) fn required_u64(fields: &[String], index: usize, name: &str) -> Resul
 pub(crate) fn optional_u64(
     fields: &[String],
     index: Option<usize>,
-    name: &str,
+    name: &'static str,
 ) -> Result<Option<u64>, LineError> {
     let value = text(fields, index).trim();
     if value.is_empty() {
@@ -220,6 +209,39 @@ pub(crate) fn optional_u64(
             "a non-negative integer or nothing",
         )
     })
+}
+
+const SIZE: &str = "a byte count up to 5 TiB (S3's largest object)";
+
+/// A byte count or offset, bounded by `MAX_OBJECT_BYTES`: an impossible size was fitted into
+/// a model and replayed until the replay gave up.
+pub(crate) fn optional_size(
+    fields: &[String],
+    index: Option<usize>,
+    name: &'static str,
+) -> Result<Option<u64>, LineError> {
+    match optional_u64(fields, index, name)? {
+        Some(v) if v > limits::MAX_OBJECT_BYTES => Err(bad(
+            index.unwrap_or(0),
+            name,
+            text(fields, index).trim(),
+            SIZE,
+        )),
+        other => Ok(other),
+    }
+}
+
+/// [`optional_size`] of a column that must have a value.
+pub(crate) fn required_size(
+    fields: &[String],
+    index: usize,
+    name: &'static str,
+) -> Result<u64, LineError> {
+    let v = required_u64(fields, index, name)?;
+    if v > limits::MAX_OBJECT_BYTES {
+        return Err(bad(index, name, text(fields, Some(index)).trim(), SIZE));
+    }
+    Ok(v)
 }
 
 /// Parses one data row given the header's columns.
@@ -246,7 +268,7 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
     let start_ns = required_u64(&fields, columns.start_ns, "start_ns")?;
     let first_byte_ns = optional_u64(&fields, Some(columns.first_byte_ns), "first_byte_ns")?;
     let end_ns = optional_u64(&fields, Some(columns.end_ns), "end_ns")?;
-    let bytes = required_u64(&fields, columns.length_bytes, "length_bytes")?;
+    let bytes = required_size(&fields, columns.length_bytes, "length_bytes")?;
     let status_text = text(&fields, Some(columns.status));
     let status: u16 = match status_text.trim().parse::<u16>() {
         Ok(s) if s == 0 || (100..=599).contains(&s) => s,
@@ -344,10 +366,10 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
         bytes,
         object_size_bytes: match needed {
             Some(n) => Some(n.object_size_bytes),
-            None => optional_u64(&fields, columns.object_size_bytes, "object_size_bytes")?,
+            None => optional_size(&fields, columns.object_size_bytes, "object_size_bytes")?,
         },
         object: text(&fields, Some(columns.object)).to_string(),
-        offset_bytes: optional_u64(&fields, columns.offset_bytes, "offset_bytes")?,
+        offset_bytes: optional_size(&fields, columns.offset_bytes, "offset_bytes")?,
         status,
         operation: match columns.method.and_then(|i| fields.get(i)).map(|m| m.trim()) {
             Some("HEAD") => Operation::Head,
@@ -363,7 +385,7 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
 fn optional_u32(
     fields: &[String],
     index: Option<usize>,
-    name: &str,
+    name: &'static str,
 ) -> Result<Option<u32>, LineError> {
     match optional_u64(fields, index, name)? {
         None => Ok(None),
@@ -385,7 +407,7 @@ fn needed_part(fields: &[String], columns: &SimColumns) -> Result<NeededPart, Li
             "footer, bloom_header, bloom_blocks, dictionary, column_index, offset_index or data_pages",
         )
     })?;
-    let required = |index: Option<usize>, name: &str| -> Result<u64, LineError> {
+    let required = |index: Option<usize>, name: &'static str| -> Result<u64, LineError> {
         optional_u64(fields, index, name)?.ok_or_else(|| {
             bad(
                 index.unwrap_or(0),
@@ -519,6 +541,21 @@ mod tests {
     }
 
     #[test]
+    fn sizes_past_the_largest_object_are_refused() {
+        let row = |len: &str, off: &str| {
+            format!("c,a,0,q,1000,31000,51000,17,{off},{len},206,store,0,false")
+        };
+        let e = parse_row(&row("18446744073709551615", "0"), &columns(), 2).unwrap_err();
+        assert!(
+            e.to_string().contains("(length_bytes)") && e.to_string().contains("5 TiB"),
+            "{e}"
+        );
+        let e = parse_row(&row("10", "6000000000000"), &columns(), 2).unwrap_err();
+        assert!(e.to_string().contains("(offset_bytes)"), "{e}");
+        assert!(parse_row(&row("5497558138880", "0"), &columns(), 2).is_ok());
+    }
+
+    #[test]
     fn parses_a_row_as_the_simulator_writes_it() {
         let row = "many-small,clickhouse-base,2,q1,1000,31000,51000,17,4096,65536,206,store,1,true";
         let r = parse_row(row, &columns(), 2).unwrap();
@@ -561,6 +598,21 @@ mod tests {
     fn missing_required_column_is_an_error() {
         let err = SimColumns::from_header("case,arm,start_ns,end_ns").unwrap_err();
         assert!(err.to_string().contains("first_byte_ns"), "{err}");
+        // A header without `end_ns` is still a sim trace's (it was taken for an access log).
+        let no_end = "case,arm,start_ns,first_byte_ns,object,length_bytes,status";
+        assert!(SimColumns::looks_like_header(no_end));
+        let err = SimColumns::from_header(no_end).unwrap_err();
+        assert!(
+            err.to_string().contains("`end_ns`") && err.to_string().contains("sim trace"),
+            "{err}"
+        );
+        // A column named twice is refused (the first was used).
+        let twice = SIM_TRACE_HEADER.replace("first_byte_ns", "start_ns");
+        let err = SimColumns::from_header(&twice).unwrap_err();
+        assert!(err.to_string().contains("`start_ns` twice"), "{err}");
+        assert!(!SimColumns::looks_like_header(
+            "owner bkt [06/Feb/2019:00:00:38 +0000] start_ns"
+        ));
     }
 
     #[test]

@@ -36,20 +36,37 @@ fn at(path: &Path, message: impl Into<String>) -> SweepError {
     }
 }
 
-/// A comment line, at most `MAX_SWEEP_LINE_BYTES`, without its newline.
-fn comment_line(path: &Path, r: &mut BufReader<std::fs::File>) -> Result<String, SweepError> {
+/// A line as written (newline included), at most `MAX_SWEEP_LINE_BYTES`: a sweep file's
+/// comment lines are read before anything says the file is a sweep's.
+pub(crate) fn bounded_line(
+    path: &Path,
+    r: &mut BufReader<std::fs::File>,
+) -> Result<String, SweepError> {
     let mut line = String::new();
     r.by_ref()
         .take(MAX_SWEEP_LINE_BYTES as u64 + 1)
         .read_line(&mut line)
-        .map_err(|e| at(path, e.to_string()))?;
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => at(
+                path,
+                "its comment lines (the first two) are not text (not valid UTF-8): not a sweep CSV",
+            ),
+            _ => at(path, e.to_string()),
+        })?;
     if line.len() > MAX_SWEEP_LINE_BYTES {
         return Err(at(
             path,
             format!("a line longer than {MAX_SWEEP_LINE_BYTES} bytes (limits::MAX_SWEEP_LINE_BYTES): not a sweep CSV"),
         ));
     }
-    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+    Ok(line)
+}
+
+/// A comment line, at most `MAX_SWEEP_LINE_BYTES`, without its newline.
+fn comment_line(path: &Path, r: &mut BufReader<std::fs::File>) -> Result<String, SweepError> {
+    Ok(bounded_line(path, r)?
+        .trim_end_matches(['\n', '\r'])
+        .to_string())
 }
 
 fn open_part(path: &Path) -> Result<Part, SweepError> {

@@ -181,10 +181,7 @@ fn complete_prefix(
     let err = out_err(path);
     let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
     let mut reader = std::io::BufReader::new(file);
-    let mut first = String::new();
-    reader
-        .read_line(&mut first)
-        .map_err(|e| err(e.to_string()))?;
+    let first = super::merge::bounded_line(path, &mut reader)?;
     if let Some(diff) = fingerprint.differences(first.trim_end()) {
         return Err(err(format!(
             "--resume refused: the file holds another sweep ({diff}); write to another file \
@@ -197,9 +194,7 @@ fn complete_prefix(
         .map_err(|e| err(e.to_string()))?
         .starts_with(SHARD_PREFIX.as_bytes())
     {
-        reader
-            .read_line(&mut second)
-            .map_err(|e| err(e.to_string()))?;
+        second = super::merge::bounded_line(path, &mut reader)?;
     }
     let theirs = (!second.is_empty()).then(|| second.trim_end().to_string());
     let mine = shard.map(ShardLine::line);

@@ -29,15 +29,18 @@ pub const STRATEGY_PRESETS: &[&str] = &[
 pub enum Family {
     /// ClickHouse's Parquet v3 reader; base or redesign by the R switches.
     ClickHouse,
-    /// arrow-rs `ParquetRecordBatchStream` over object_store (arrow-rs 55, object_store 0.12):
-    /// per row group one `get_ranges` call, whose merged reads run up to 10 at once
-    /// (`OBJECT_STORE_COALESCE_PARALLEL`); the next row group is fetched only when asked for.
+    /// arrow-rs `ParquetRecordBatchStream` over object_store (`parquet` 60.1.0, object_store
+    /// 0.14.2): per row group one `get_byte_ranges` call, merged at 1 MiB and fetched at most 10
+    /// at a time; the next row group is fetched only when asked for, files one after another.
+    /// `docs/peers.md` gives the rules and where they were read.
     ArrowRs,
-    /// Arrow C++ `ReadRangeCache` (Arrow 20, `cpp/src/arrow/io/caching.cc`), lazy mode:
-    /// ranges of a row group are coalesced and fetched on first use on an IO pool of 8 threads.
+    /// Arrow C++ / pyarrow (apache-arrow 25.0.1, pyarrow 26.0.1; `cpp/src/arrow/io/caching.cc`):
+    /// with `pre_buffer` one coalescing per file over its row groups (hole 8 KiB, range
+    /// 32 MiB) on an IO pool of 8 threads, 4 files open at a time.
     ArrowCpp,
-    /// DuckDB's Parquet reader (1.3, `extension/parquet/parquet_reader.cpp`): the read heads of
-    /// a row group are prefetched together, one read per head.
+    /// DuckDB's Parquet reader (1.4.4 with httpfs @ `13f8a814`,
+    /// `extension/parquet/parquet_reader.cpp`): one row group per thread, its read heads
+    /// (merged within 16 KiB) read one after another.
     DuckDb,
     /// Velox `DirectBufferedInput` (2025, `velox/dwio/common/DirectBufferedInput.cpp`): loads
     /// are issued one row group ahead of the reader.
@@ -48,8 +51,9 @@ pub enum Family {
     /// Hadoop S3A vectored IO (3.4, `VectoredReadUtils`), as Spark's Parquet reader uses it:
     /// up to 4 ranged reads per stream.
     HadoopS3a,
-    /// Polars (1.30, `crates/polars-io/src/cloud/polars_object_store.rs`): reads issued while a
-    /// bytes-in-flight budget of about bandwidth x first-byte time holds.
+    /// Polars (2.1.0, `crates/polars-io/src/cloud/polars_object_store.rs`): `merge_ranges`
+    /// then `split_range` into parts of about 8 MiB, under a pipeline budget of 64 MiB and a
+    /// shared network budget of 32-64 MiB; footers of up to 16 files read at plan time.
     Polars,
 }
 

@@ -8,8 +8,7 @@ use readahead::{Budget, Pool as MemoryPool, ProfileEvent, Stage};
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Nanoseconds,
     Bytes,
@@ -348,9 +347,7 @@ impl Metric {
             Metric::GetBusyTime => "integral of GETs in flight over time",
             Metric::MeanConcurrentGets => "time-weighted mean of GETs in flight",
             Metric::MaxConcurrentGets => "most GET attempts in flight at once",
-            Metric::PeakMemory => {
-                "sum of the per-pool peaks (an upper bound of the peak of the sum)"
-            }
+            Metric::PeakMemory => "peak of the memory the reader held in all its pools at once",
             Metric::PeakMemoryOf(_) => "peak bytes charged to this memory budget",
             Metric::DecodeBusy => "decode threads' busy time, summed over threads",
             Metric::DecodeFetchWait => {
@@ -442,6 +439,14 @@ impl RunMetrics {
 }
 
 /// As `{"metrics": [{"name", "unit", "value"}, ...]}`, the shape reports have always written.
+/// JSON writes a unit as CSV does ([`Unit::name`]): the derived form wrote the variant
+/// (`event_bytes`) where CSV says `bytes`.
+impl Serialize for Unit {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl Serialize for RunMetrics {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         struct Entries<'a>(&'a RunMetrics);
@@ -488,6 +493,13 @@ mod tests {
                 "count"
             };
             assert_eq!(unit.name(), expected, "{}", e.name());
+            // JSON says what CSV says.
+            assert_eq!(
+                serde_json::to_string(&unit).unwrap(),
+                format!("\"{expected}\""),
+                "{}",
+                e.name()
+            );
             assert_eq!(unit.csv_suffix(), "", "{}", e.name());
             assert_eq!(
                 unit.format(7_568_680_917.0),

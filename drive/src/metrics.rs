@@ -67,7 +67,8 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
     m.set(Metric::GetBusyTime, store.get_busy_ns);
     m.set(Metric::MaxConcurrentGets, store.peak_concurrency as f64);
     // Every pool of both generations, in a fixed order, so arms line up (absent = 0). The total
-    // adds per-pool peaks: an upper bound of the peak of the sum.
+    // is the peak of the pools' summed usage (the sum of per-pool peaks, its upper bound, was
+    // shown until 2026-12-07 and fed `--max-memory`).
     let peak_of = |pool: readahead::Budget| {
         status
             .memory
@@ -75,10 +76,7 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
             .find(|u| u.budget == pool)
             .map_or(0, |u| u.peak_bytes)
     };
-    m.set(
-        Metric::PeakMemory,
-        POOLS.iter().map(|p| peak_of(*p)).sum::<u64>() as f64,
-    );
+    m.set(Metric::PeakMemory, status.peak_memory_bytes as f64);
     for pool in POOLS {
         m.set(Metric::PeakMemoryOf(pool), peak_of(pool) as f64);
     }

@@ -54,6 +54,19 @@ fn parsing_thread_time_adds_up_on_every_shipped_scenario() {
                         "{at}: ParquetFetchWaitTimeMicroseconds {event_ns} ns vs {} ns",
                         t.fetch_wait_ns
                     );
+                    // The peak of the summed pools lies between the largest pool's peak and
+                    // the sum of every pool's own peak (which it was until 2026-12-07).
+                    let pools: Vec<f64> = drive::metric::POOLS
+                        .iter()
+                        .map(|p| out.metrics.value(Metric::PeakMemoryOf(*p)))
+                        .collect();
+                    let peak = out.metrics.value(Metric::PeakMemory);
+                    let largest = pools.iter().copied().fold(0.0, f64::max);
+                    let sum: f64 = pools.iter().sum();
+                    assert!(
+                        largest <= peak && peak <= sum,
+                        "{at}: peak memory {peak} outside [{largest}, {sum}]"
+                    );
                     let decode = out.metrics.value(Metric::DecodeBusy);
                     assert!(
                         decode <= t.busy_ns as f64 + 1.0,

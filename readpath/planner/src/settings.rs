@@ -467,7 +467,7 @@ const CH_SETTINGS: &str = "ClickHouse src/Core/Settings.cpp (25.x)";
 const CH_FORMAT: &str = "ClickHouse src/Core/FormatFactorySettings.h and src/Processors/Formats/Impl/ParquetV3BlockInputFormat.cpp (25.x)";
 const REDESIGN: &str = "Altinity/ClickHouse docs/superpowers/specs/2026-08-27-parquet-readpath-redesign.md and src/Processors/Formats/Impl/Parquet/ReadManager.cpp";
 const BUCKETS: &str = "ClickHouse PR 104251 (IBucketSplitter::splitToBucketsByCount)";
-const SIMULATOR: &str = "the simulator's own scheduling knob for peer readers (docs/peers.md)";
+const SIMULATOR: &str = "the simulator's knob for a rule several peer readers share; each preset's value comes from its reader's source, named in docs/peers.md";
 
 macro_rules! policy_bytes {
     ($variant:ident, $field:ident) => {
@@ -907,7 +907,7 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "read_whole_file_below_bytes",
         kind: SIZE,
-        doc: "files smaller than this are read whole in one request (Trino 3 MB); 0 = never",
+        doc: "files smaller than this are read whole in one request (Trino 3 MiB); 0 = never",
         source: SIMULATOR,
         honoured: Honoured::COUPLED_PEERS,
         requires: Requires::Nothing,

@@ -46,7 +46,7 @@ pub enum Family {
     /// are issued one row group ahead of the reader.
     Velox,
     /// Trino's Parquet reader (476, `AbstractParquetDataSource.java`): synchronous reads on the
-    /// split's thread; files under 3 MB read whole.
+    /// split's thread; files under 3 MiB read whole.
     Trino,
     /// Hadoop S3A vectored IO (3.4, `VectoredReadUtils`), as Spark's Parquet reader uses it:
     /// up to 4 ranged reads per stream.
@@ -200,8 +200,10 @@ impl Strategy {
             "velox" => Strategy::peer(name, Family::Velox, 0, 1, FooterRead::Tail(64 * KIB))?,
             "trino" => {
                 let mut s = Strategy::peer(name, Family::Trino, 1, 0, FooterRead::Tail(48 * KIB))?;
-                // `parquet.max-read-block-size`-independent rule: files under 3 MB read whole.
-                s.read_whole_file_below_bytes = 3_000_000;
+                // Files under `ParquetReaderOptions.DEFAULT_SMALL_FILE_THRESHOLD`,
+                // `DataSize.of(3, MEGABYTE)`, are read whole: Airlift's MEGABYTE is 2^20 bytes
+                // (as for the 1 MiB merge distance and 8 MiB buffer), so 3 MiB, not 3,000,000.
+                s.read_whole_file_below_bytes = 3 * MIB;
                 s
             }
             "hadoop-s3a" => {

@@ -287,6 +287,9 @@ pub struct Status {
     pub open_files: u64,
     /// Usage, peak and limit of every memory budget.
     pub memory: Vec<BudgetUsage>,
+    /// The peak of all budgets' usage summed (what the reader held at once at its most), not
+    /// the sum of each budget's own peak.
+    pub peak_memory_bytes: u64,
 }
 
 impl Status {

@@ -113,7 +113,7 @@ pub struct CompletedRead {
 pub struct ControllerStatus {
     /// Bytes counting against the target now.
     pub bytes_in_flight: u64,
-    /// The target now.
+    /// The target now; 0 with planning off (nothing is held to a target).
     pub target_bytes_in_flight: u64,
     /// Largest `bytes_in_flight` seen.
     pub peak_bytes_in_flight: u64,
@@ -250,7 +250,13 @@ impl InFlightController {
     pub fn status(&self) -> ControllerStatus {
         ControllerStatus {
             bytes_in_flight: self.bytes_in_flight,
-            target_bytes_in_flight: self.target_bytes(),
+            // No target when nothing issues against one (planning off: the base reader, floor
+            // 0): a timeline drew the floor's 64 MiB as the base's target.
+            target_bytes_in_flight: if self.planning_enabled() {
+                self.target_bytes()
+            } else {
+                0
+            },
             peak_bytes_in_flight: self.peak_bytes_in_flight,
             reads_running: self.reads_running,
             reads_queued: self.reads_queued(),
@@ -483,9 +489,15 @@ mod tests {
         controller.on_issue(0, 1, 10 << 30, &mut events).unwrap();
         controller.on_start(0, 1).unwrap();
         assert!(controller.can_issue(10 << 30));
-        assert!(InFlightController::new(config(1, false))
-            .unwrap()
-            .planning_enabled());
+        // Nothing is held to a target, so none is reported (a timeline drew the floor).
+        assert_eq!(controller.status().target_bytes_in_flight, 0);
+        let planned = InFlightController::new(config(1, false)).unwrap();
+        assert!(planned.planning_enabled());
+        assert_eq!(
+            planned.status().target_bytes_in_flight,
+            planned.target_bytes()
+        );
+        assert!(planned.status().target_bytes_in_flight > 0);
     }
 
     #[test]

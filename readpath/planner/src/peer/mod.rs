@@ -160,6 +160,7 @@ impl PeerReader {
             chunks_outstanding: self.engine.chunks_outstanding(),
             open_files: 0,
             memory: Vec::new(),
+            peak_memory_bytes: 0,
         }
     }
 

@@ -958,6 +958,7 @@ impl ClickHouseReader {
             chunks_outstanding: self.chunks.len() as u64,
             open_files: self.units.streams.iter().map(|s| s.len() as u64).sum(),
             memory: self.memory.usage(),
+            peak_memory_bytes: self.memory.total_peak_bytes(),
         }
     }
 

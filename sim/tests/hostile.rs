@@ -166,6 +166,28 @@ fn every_subcommand_refuses_hostile_arguments() {
         ),
         (&["eval", SMALL, "--settings", "{{{{"], "is not JSON"),
         (&["findings", "--scenarios", "no-such-dir"], "no-such-dir"),
+        (
+            &["prune", "Cargo.toml", "--where", "a < 1"],
+            "not a layout file",
+        ),
+        (
+            &[
+                "prune",
+                "traces/layouts/tpch-lineitem.layout",
+                "--where",
+                "((((",
+            ],
+            "expected a column name",
+        ),
+        (
+            &[
+                "prune",
+                "traces/layouts/tpch-lineitem.layout",
+                "--where",
+                "no_such_column < 1",
+            ],
+            "no_such_column",
+        ),
     ];
     for (args, want) in cases {
         refused(args, want);

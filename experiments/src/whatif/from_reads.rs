@@ -77,14 +77,25 @@ pub fn needed_from_reads(
         records.push(r2);
     }
     let mut ranges = 0usize;
+    let mut column_ranges = 0usize;
     for (object, got) in &fetched {
         let Some(file) = files.get(object).and_then(|i| table.files.get(*i)) else {
             continue;
         };
         for (part, range) in needed_parts(file, &wanted, got) {
+            column_ranges += usize::from(part.kind != NeededKind::Footer);
             records.push(needed_record(object, file, part, range, &labels));
             ranges += 1;
         }
+    }
+    if column_ranges == 0 {
+        // Said here: downstream it was "bad query: no columns selected", about columns given.
+        return Err(WhatIfError::NoNeededRanges(format!(
+            "no GET of {} touched the columns {} (at most footers): a what-if re-plans the data \
+             a query read; are they the columns it read?",
+            trace.source,
+            columns.join(", ")
+        )));
     }
     let left_out = trace.records.len() - kept.len();
     let mut notes = vec![format!(
@@ -126,9 +137,21 @@ fn column_indexes(table: &Table, names: &[String]) -> Result<Vec<u32>, WhatIfErr
                 .position(|c| c == n)
                 .map(|i| i as u32)
                 .ok_or_else(|| {
+                    // A suggestion, and at most 20 names: a wide table listed all 437.
+                    let hint = scenario::nearest(n, schema.columns.iter().map(String::as_str))
+                        .map(|b| format!(" (did you mean `{b}`?)"))
+                        .unwrap_or_default();
+                    let shown: Vec<&str> =
+                        schema.columns.iter().take(20).map(String::as_str).collect();
+                    let more = schema.columns.len().saturating_sub(shown.len());
+                    let more = if more > 0 {
+                        format!(" and {more} more")
+                    } else {
+                        String::new()
+                    };
                     WhatIfError::NoNeededRanges(format!(
-                        "the layout has no column `{n}`; its columns: {}",
-                        schema.columns.join(", ")
+                        "the layout has no column `{n}`{hint}; its columns: {}{more}",
+                        shown.join(", ")
                     ))
                 })
         })
@@ -370,6 +393,14 @@ mod tests {
                 .contains("no column `z`; its columns: a, b, c"),
             "{e}"
         );
+        // A near miss is suggested.
+        let e = needed_from_reads(&t, &table(), &names(&["aa"])).unwrap_err();
+        assert!(e.to_string().contains("did you mean `a`?"), "{e}");
+        // Only the footer fetched: no column's bytes to re-plan (it failed later, as "bad
+        // query: no columns selected", about columns that were given).
+        let tail = trace(vec![get("data/x.parquet", Some(900), 100, 0)]);
+        let e = needed_from_reads(&tail, &table(), &names(&["a"])).unwrap_err();
+        assert!(e.to_string().contains("touched the columns a"), "{e}");
         let e = needed_from_reads(&t, &table(), &[]).unwrap_err();
         assert!(e.to_string().contains("--columns"), "{e}");
         let t = trace(vec![get("other/y.parquet", Some(0), 100, 0)]);

@@ -151,8 +151,9 @@ pub fn parse_row(
     let bytes = required_size(&fields, columns.bytes_sent, "bytes_sent")?;
     let object_size_bytes = optional_size(&fields, Some(columns.object_size), "object_size")?;
     if let (Some(size), Some(start)) = (object_size_bytes, offset) {
-        // A range past the object's end was kept and re-planned as if it were in the file.
-        if start.saturating_add(bytes) > size {
+        // A range past the object's end was kept and re-planned as if it were in the file (a
+        // successful body only: an error's body is not the object's bytes).
+        if (200..300).contains(&status) && start.saturating_add(bytes) > size {
             return Err(LineError::Inconsistent {
                 what: format!(
                     "range_start {start} + bytes_sent {bytes} runs past the object's end (object_size {size})"

@@ -61,11 +61,10 @@ pub struct SourceSpec {
 }
 
 /// Calibrated once, from F7 (`docs/findings.md`): one source over `hits.parquet` is 3.2-3.5x the
-/// 100-file copy on Q23 (1.33-1.45 s vs 0.42 s; this comment said 2.5-3x until 2026-12-07, a
-/// misreading of the same figures); 5 ns x 100 M rows = 0.5 s of serial work on the source
-/// thread puts the simulated ratio at 2.8x, inside F7's 2x-3.5x though under the measured
-/// range. Every scenario uses it.
-pub const SOURCE_PER_ROW_NS: u64 = 5;
+/// 100-file copy on Q23 (1.33-1.45 s vs 0.42 s); 6 ns x 100 M rows = 0.6 s of serial work on the
+/// source thread puts the simulated ratio at 3.4x. It was 5 ns (2.8x) until 2026-12-07, fitted to
+/// 2.5-3x, a misreading of the same figures. Every scenario uses it.
+pub const SOURCE_PER_ROW_NS: u64 = 6;
 
 impl Default for SourceSpec {
     fn default() -> Self {

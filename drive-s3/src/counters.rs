@@ -26,6 +26,8 @@ impl RequestLog {
     /// each is priced as a GET, as S3 bills them (`PriceSpec`: errors included). Bytes are the body bytes that arrived:
     /// a resumed read's attempts tile its range, so its bytes count once.
     pub fn stats(&self, price: &models::store::PriceSpec) -> StoreFigures {
+        // No round trips are recorded for the bound's chain: its floor is the store model's
+        // smallest first byte, which says nothing of the real store's.
         let mut s = StoreFigures {
             gets: self.attempts.len() as u64,
             ..Default::default()

@@ -90,6 +90,8 @@ pub struct IoWorld {
     background: Vec<ByteRange>,
     /// Buffers [`IoWorld::start`] plans each read in, kept between reads (empty between them).
     scratch: StartScratch,
+    /// Which reads sent a request to the store (the lower bound's chain).
+    round_trips: crate::bound::StoreRoundTrips,
 }
 
 /// The buffers a read is planned in: one read at a time uses them, and keeping them saves
@@ -178,6 +180,7 @@ impl IoWorld {
             background: Vec::new(),
             refused: Vec::new(),
             scratch: StartScratch::default(),
+            round_trips: Default::default(),
         })
     }
 
@@ -197,6 +200,11 @@ impl IoWorld {
             .as_ref()
             .map(|(pc, _)| pc.stats().read_through_bytes)
             .unwrap_or(0)
+    }
+
+    /// The dependent store round trips so far (the lower bound's chain), handed over.
+    pub fn take_round_trips(&mut self) -> crate::bound::StoreRoundTrips {
+        std::mem::take(&mut self.round_trips)
     }
 
     pub fn active_gets(&self) -> u64 {
@@ -222,6 +230,7 @@ impl IoWorld {
             _ => None,
         };
         if let Some(method) = method {
+            self.round_trips.record(&req.object, req.kind);
             let composite = CompositeRead::new(req.range, [req.range]);
             self.reads.insert(
                 key,
@@ -284,6 +293,9 @@ impl IoWorld {
             ReadSource::Store
         };
         let mut serial_gets = std::collections::VecDeque::new();
+        if pieces.iter().any(|(_, p)| matches!(p, Piece::Get { .. })) {
+            self.round_trips.record(&req.object, req.kind);
+        }
         for (i, (range, piece)) in pieces.drain(..).enumerate() {
             match piece {
                 Piece::PageCache => {

@@ -168,6 +168,7 @@ pub enum Metric {
     PeakMemoryOf(Budget),
     DecodeBusy,
     DecodeFetchWait,
+    DecodeInlineRead,
     DecodeIdle,
     ConsumerBusy,
     CpuUse,
@@ -208,6 +209,7 @@ pub const METRICS: &[Metric] = &{
         PeakMemoryOf(Budget::Pool(MemoryPool::Decoded)),
         DecodeBusy,
         DecodeFetchWait,
+        DecodeInlineRead,
         DecodeIdle,
         ConsumerBusy,
         CpuUse,
@@ -238,7 +240,7 @@ impl Metric {
 
     /// Its position in report order.
     fn index(self) -> usize {
-        // METRIC_COUNT is small (37); a linear scan is cheaper than a map and needs no state.
+        // METRIC_COUNT is small (about 40); a linear scan is cheaper than a map and needs no state.
         let i = METRICS.iter().position(|m| *m == self);
         debug_assert!(i.is_some(), "{self:?} is not in METRICS");
         i.unwrap_or(0)
@@ -266,6 +268,7 @@ impl Metric {
             Metric::PeakMemoryOf(b) => peak_metric_name(b),
             Metric::DecodeBusy => "decode_busy",
             Metric::DecodeFetchWait => "decode_fetch_wait",
+            Metric::DecodeInlineRead => "decode_inline_read",
             Metric::DecodeIdle => "decode_idle",
             Metric::ConsumerBusy => "consumer_busy",
             Metric::CpuUse => "cpu_use",
@@ -288,6 +291,7 @@ impl Metric {
             | Metric::GetBusyTime
             | Metric::DecodeBusy
             | Metric::DecodeFetchWait
+            | Metric::DecodeInlineRead
             | Metric::DecodeIdle
             | Metric::ConsumerBusy => Unit::Nanoseconds,
             Metric::NeededBytes
@@ -321,7 +325,8 @@ impl Metric {
             Metric::AmplificationStoreOverTask
             | Metric::AmplificationTaskOverNeeded
             | Metric::MeanConcurrentGets
-            | Metric::CpuUse => Combine::Ratio,
+            | Metric::CpuUse
+            | Metric::Efficiency => Combine::Ratio,
             _ => Combine::Sum,
         }
     }
@@ -331,10 +336,14 @@ impl Metric {
         match self {
             Metric::WallTime => "time from the query's start to its last chunk consumed",
             Metric::LowerBound => {
-                "no strategy is faster: max(needed bytes over the NIC, dependent round trips x the \
-                 smallest first byte, decode work over the cores)"
+                "no schedule of this run's work is faster: max(needed bytes (or fewer fetched) \
+                 over the NIC, dependent store round trips x the smallest first byte, decode \
+                 work over the most decodes at once or the cores)"
             }
-            Metric::Efficiency => "lower_bound / wall_time: 1 = nothing left to win",
+            Metric::Efficiency => {
+                "lower_bound / wall_time: 1 = a better schedule of the same reads and decodes \
+                 has nothing left to win"
+            }
             Metric::Gets => "HTTP GETs sent to the store, retries included (S3GetObject)",
             Metric::Heads => "HTTP HEADs sent to the store (a reader learning a file's size)",
             Metric::Lists => "LISTs sent to the store (a reader expanding a glob)",
@@ -353,8 +362,13 @@ impl Metric {
             Metric::DecodeFetchWait => {
                 "time decode threads were held waiting for bytes (ParquetFetchWaitTimeMicroseconds)"
             }
+            Metric::DecodeInlineRead => {
+                "parsing threads a stream took to run a queued read inline, with no decode task \
+                 blocked on it (the base's reads, index stages' reads, footers)"
+            }
             Metric::DecodeIdle => {
-                "parsing threads neither decoding nor waiting: threads x wall - busy - fetch wait"
+                "parsing threads doing none of those: threads x wall - busy - fetch wait - inline \
+                 read"
             }
             Metric::ConsumerBusy => "downstream consumer and source threads' busy time",
             Metric::CpuUse => "(decode_busy + consumer_busy) / wall_time",
@@ -427,6 +441,14 @@ impl RunMetrics {
                 div(self.value(TaskBytes), self.value(NeededBytes)),
             ),
             (MeanConcurrentGets, div(self.value(GetBusyTime), wall)),
+            (
+                Efficiency,
+                if wall > 0.0 {
+                    self.value(LowerBound) / wall
+                } else {
+                    1.0
+                },
+            ),
             (
                 CpuUse,
                 div(self.value(DecodeBusy) + self.value(ConsumerBusy), wall),
@@ -544,13 +566,21 @@ mod tests {
         a.set(Metric::WallTime, 10.0);
         a.set(Metric::GetBusyTime, 50.0);
         a.set(Metric::PeakMemory, 7.0);
+        a.set(Metric::LowerBound, 9.0);
+        a.set(Metric::Efficiency, 0.9);
         let mut b = RunMetrics::default();
         b.set(Metric::WallTime, 30.0);
         b.set(Metric::GetBusyTime, 30.0);
         b.set(Metric::PeakMemory, 3.0);
+        b.set(Metric::LowerBound, 3.0);
+        b.set(Metric::Efficiency, 0.1);
         a.accumulate(&b);
         assert_eq!(a.value(Metric::WallTime), 40.0);
         assert_eq!(a.value(Metric::PeakMemory), 7.0);
         assert_eq!(a.value(Metric::MeanConcurrentGets), 2.0);
+        // Bounds of queries run one after another add up; the efficiency is their ratio, not
+        // the sum of the queries' own (1.0 here, which was printed until 2026-12-07).
+        assert_eq!(a.value(Metric::LowerBound), 12.0);
+        assert_eq!(a.value(Metric::Efficiency), 0.3);
     }
 }

@@ -28,6 +28,8 @@ pub struct StoreFigures {
     pub cost_usd: f64,
     /// Bytes the page cache read through from the filesystem (0 without a page cache).
     pub page_cache_read_through_bytes: u64,
+    /// The dependent round trips among the requests that went to the store (the bound's chain).
+    pub round_trips: crate::bound::StoreRoundTrips,
 }
 
 /// Everything of one run besides the reader.
@@ -85,7 +87,9 @@ pub fn collect_metrics(reader: &Reader, f: &RunFigures) -> RunMetrics {
         Metric::DecodeFetchWait,
         pe.parquet_fetch_wait_time_microseconds as f64 * 1e3,
     );
-    m.set(Metric::DecodeIdle, reader.thread_time().idle_ns as f64);
+    let threads = reader.thread_time();
+    m.set(Metric::DecodeInlineRead, threads.inline_read_ns as f64);
+    m.set(Metric::DecodeIdle, threads.idle_ns as f64);
     m.set(Metric::ConsumerBusy, f.consumer_busy_ns as f64);
     m.set(Metric::Cost, store.cost_usd);
     m.set(Metric::Rows, reader.output().rows as f64);

@@ -102,6 +102,7 @@ impl World for SimWorld {
             peak_concurrency: store.peak_concurrency as u64,
             cost_usd: store.cost_usd,
             page_cache_read_through_bytes: self.io.page_cache_read_through_bytes(),
+            round_trips: self.io.take_round_trips(),
         }
     }
 

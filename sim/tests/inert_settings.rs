@@ -36,8 +36,17 @@ fn other_value(kind: &Kind, default: Value) -> Option<String> {
 #[test]
 fn settings_said_to_do_nothing_change_nothing() {
     let mut checked = Vec::new();
-    for &preset in STRATEGY_PRESETS {
-        let strategy = Strategy::preset(preset).unwrap();
+    // Each preset as shipped, and with a setting that makes others inert.
+    let variants = STRATEGY_PRESETS
+        .iter()
+        .map(|&p| (p, None))
+        .chain([("arrow-cpp", Some(("pre_buffer", "false")))]);
+    for (preset, base) in variants {
+        let mut strategy = Strategy::preset(preset).unwrap();
+        if let Some((name, value)) = base {
+            strategy.set(name, value).unwrap();
+        }
+        let base_yaml = base.map_or(String::new(), |(n, v)| format!("{n}: {v}, "));
         let mut arms = String::new();
         for s in SETTINGS {
             if !s.honoured_by(&strategy) || s.applies_to(&strategy) {
@@ -47,10 +56,10 @@ fn settings_said_to_do_nothing_change_nothing() {
                 continue;
             };
             arms.push_str(&format!(
-                "  - name: {}\n    strategy: {preset}\n    settings: {{ {}: {value} }}\n",
+                "  - name: {}\n    strategy: {preset}\n    settings: {{ {base_yaml}{}: {value} }}\n",
                 s.name, s.name
             ));
-            checked.push(format!("{preset}: {} = {value}", s.name));
+            checked.push(format!("{preset} {base_yaml}{} = {value}", s.name));
         }
         let mut text = small(3, 3, &arms);
         if !strategy.honours("max_parsing_threads") {
@@ -62,7 +71,12 @@ fn settings_said_to_do_nothing_change_nothing() {
         }
         let text = text.replace(
             "  - name: base\n    strategy: clickhouse-base\n  - name: redesign\n    strategy: clickhouse-redesign\n",
-            &format!("  - name: plain\n    strategy: {preset}\n"),
+            &match base {
+                None => format!("  - name: plain\n    strategy: {preset}\n"),
+                Some((n, v)) => format!(
+                    "  - name: plain\n    strategy: {preset}\n    settings: {{ {n}: {v} }}\n"
+                ),
+            },
         );
         let r = run_text(&text);
         let case = r.case("default").unwrap();
@@ -78,7 +92,11 @@ fn settings_said_to_do_nothing_change_nothing() {
     }
     // Both presets have such settings (base: the redesign's mechanisms' own settings; the
     // redesign: the base's memory stages that R4 replaces), so the loop above checked some.
-    for preset in ["clickhouse-base", "clickhouse-redesign"] {
+    for preset in [
+        "clickhouse-base",
+        "clickhouse-redesign",
+        "arrow-cpp pre_buffer: false",
+    ] {
         assert!(
             checked.iter().any(|c| c.starts_with(preset)),
             "{preset}: none checked: {checked:?}"

@@ -112,7 +112,8 @@ pub struct PeerCheckConfig {
     pub bandwidth_bytes_per_s: u64,
     pub readers: Vec<PeerReader>,
     pub shapes: Vec<PeerShape>,
-    /// Runs per reader and shape (the median is compared).
+    /// Runs per reader and shape (their median wall time is compared; the requests are the
+    /// first run's).
     pub reps: u32,
     pub tolerances: Tolerances,
     /// Keep one injected run's request log per reader and shape here (the fixtures the preset
@@ -337,9 +338,10 @@ impl PeerReport {
         }
         let _ = writeln!(
             out,
-            "Injected by the proxy: a {} round trip, {} a connection. Measured: median of {} \
-             runs of each real reader, each in a fresh process (arrow-rs: a fresh runtime and \
-             client); simulated: `sim run` with the preset on the recorded layout. Tolerances: \
+            "Injected by the proxy: a {} round trip, {} a connection. Measured: {} runs of each \
+             real reader, each in a fresh process (arrow-rs: a fresh runtime and client), wall \
+             time their median, requests (counts, bytes, ranges, in flight) the first run's, \
+             the one the fixtures keep; simulated: `sim run` with the preset on the recorded layout. Tolerances: \
              GET, HEAD and LIST counts and bytes equal, at least {:.0}% of the simulated ranges \
              identical to real ones, mean requests in flight ±{:.0}%, wall time ±{:.0}%.\n",
             units::format_duration_ns(c.rtt_ns),
@@ -410,7 +412,7 @@ impl PeerReport {
         }
         let _ = writeln!(
             out,
-            "- Simulated with: the injected round trip and bandwidth; the bed's own time per request (median turn-around of the logged requests: {}); each reader's decode rate, fitted so that the simulated read of the same files from local disk takes the measured time; and the client's CPU per request (on the machine's cores, before each request goes out), fitted so that the simulated read through the bed with nothing injected (at the bed's streaming rate, timed on those runs) takes the measured time. Neither fit sees the run checked:",
+            "- Simulated with: the injected round trip and bandwidth; the bed's own time per request (each row's median turn-around of its logged requests; the first row's: {}); each reader's decode rate, fitted so that the simulated read of the same files from local disk takes the measured time; and the client's CPU per request (on the machine's cores, before each request goes out), fitted so that the simulated read through the bed with nothing injected (at the bed's streaming rate, timed on those runs) takes the measured time. Neither fit sees the run checked:",
             self.rows.first().map_or_else(
                 || "-".into(),
                 |r| units::format_duration_ns(r.calibration.overhead_ns)
@@ -651,7 +653,7 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
         .status()
         .map_err(|e| {
             setup(format!(
-                "cannot run {}: {e} (scripts/peers-venv makes the environment)",
+                "cannot run {}: {e} (scripts/python-env makes the environment)",
                 cfg.python.display()
             ))
         })?;

@@ -85,8 +85,8 @@ pub fn local_endpoint(dir: &Path) -> String {
 }
 
 /// How the Python readers run: the interpreter, `read.py`, and their thread count
-/// (`PEERS_THREADS`; `None`: the machine's cores, with the readers' own thread variables
-/// taken out of their environment so that none applies unseen).
+/// (`PEERS_THREADS`; `None`: the machine's cores). The readers' own thread and knob variables
+/// are taken out of their environment either way, so that none applies unseen.
 #[derive(Debug, Clone, Copy)]
 pub struct PythonRun<'a> {
     pub python: &'a Path,
@@ -94,8 +94,22 @@ pub struct PythonRun<'a> {
     pub threads: Option<u32>,
 }
 
-/// The environment variables through which the Python readers take a thread count.
-const THREAD_VARIABLES: [&str; 3] = ["PEERS_THREADS", "OMP_NUM_THREADS", POLARS_MAX_THREADS];
+/// The environment variables through which the Python readers take a thread count or another
+/// knob the presets model (Arrow's documented variables, Polars' `POLARS_*` knobs): taken out
+/// of the readers' environment, so that none applies unseen.
+const READER_VARIABLES: [&str; 11] = [
+    "PEERS_THREADS",
+    "OMP_NUM_THREADS",
+    "OMP_THREAD_LIMIT",
+    "ARROW_IO_THREADS",
+    POLARS_MAX_THREADS,
+    "POLARS_INFLIGHT_INIT_BYTE_BUDGET",
+    "POLARS_INFLIGHT_REQUEST_BUDGET",
+    "POLARS_RESOLVE_SAMPLE_LIMIT",
+    "POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS",
+    "POLARS_CLOUD_FOOTER_READ_SIZE",
+    "POLARS_CONCURRENCY_BUDGET",
+];
 
 /// Runs `reader` once on `keys` at `endpoint` (an S3 endpoint, or [`local_endpoint`]).
 pub fn run_once(
@@ -126,7 +140,7 @@ pub fn run_once(
         });
     }
     let mut command = Command::new(py.python);
-    for v in THREAD_VARIABLES {
+    for v in READER_VARIABLES {
         command.env_remove(v);
     }
     if let Some(n) = py.threads {

@@ -279,6 +279,8 @@ pub enum Requires {
     Storage(Storage),
     /// `row_group_buckets` on.
     RowGroupBuckets,
+    /// Arrow C++'s `pre_buffer` on (the `ReadRangeCache` and its limits exist only then).
+    PreBuffer,
 }
 
 /// One setting.
@@ -325,6 +327,7 @@ impl Setting {
                 Requires::MechanismOff(n) => !s.mechanism(n as usize),
                 Requires::Storage(st) => s.storage == st,
                 Requires::RowGroupBuckets => s.row_group_buckets,
+                Requires::PreBuffer => s.peer.pre_buffer,
             }
     }
 
@@ -348,6 +351,11 @@ impl Setting {
             Requires::RowGroupBuckets if !s.row_group_buckets => {
                 Some("row_group_buckets is off".to_string())
             }
+            Requires::PreBuffer if !s.peer.pre_buffer => Some(
+                "pre_buffer is off: each row group's chunks are read one GET after another, \
+                 with no read cache to merge them"
+                    .to_string(),
+            ),
             _ => None,
         }
     }
@@ -520,6 +528,16 @@ const TRINO_BUFFER: Accessors = policy_bytes!(Trino, max_buffer_size_bytes);
 const HADOOP_SEEK: Accessors = policy_bytes!(HadoopS3a, min_seek_bytes);
 const HADOOP_MERGED: Accessors = policy_bytes!(HadoopS3a, max_merged_bytes);
 const POLARS_CHUNK: Accessors = policy_bytes!(Polars, chunk_size_bytes);
+
+/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of a Polars strategy (its default elsewhere).
+fn polars_chunk_bytes(s: &Strategy) -> u64 {
+    match &s.peer_policy {
+        Some(CoalescePolicy::Polars {
+            chunk_size_bytes, ..
+        }) => *chunk_size_bytes,
+        _ => 8 << 20,
+    }
+}
 
 /// Every setting, in listing order.
 pub static SETTINGS: &[Setting] = &[
@@ -948,7 +966,7 @@ pub static SETTINGS: &[Setting] = &[
         doc: "ReadRangeCache: a larger gap starts a new read (8 KiB)",
         source: "apache/arrow cpp/src/arrow/io/caching.cc CacheOptions::LazyDefaults (25.0)",
         honoured: Honoured::of(Family::ArrowCpp),
-        requires: Requires::Nothing,
+        requires: Requires::PreBuffer,
         get: ARROW_CPP_HOLE.0,
         set: ARROW_CPP_HOLE.1,
     },
@@ -958,7 +976,7 @@ pub static SETTINGS: &[Setting] = &[
         doc: "ReadRangeCache: a merged read may not grow past this (32 MiB)",
         source: "apache/arrow cpp/src/arrow/io/caching.cc CacheOptions::LazyDefaults (25.0)",
         honoured: Honoured::of(Family::ArrowCpp),
-        requires: Requires::Nothing,
+        requires: Requires::PreBuffer,
         get: ARROW_CPP_RANGE.0,
         set: ARROW_CPP_RANGE.1,
     },
@@ -1157,14 +1175,14 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "POLARS_INFLIGHT_INIT_BYTE_BUDGET",
         kind: Kind::Bytes { min: 8 << 20, max: u64::MAX },
-        doc: "the in-flight byte budget the adaptive controller starts from (32 MiB); each GET holds min(length, 8 MiB) of it",
-        source: "pola-rs/polars crates/polars-io/src/cloud/concurrency/mod.rs (2.1.0)",
+        doc: "the in-flight byte budget the adaptive controller starts from (max(ceil(POLARS_MAX_THREADS / 8), 4) x the chunk size: 32 MiB on 16 threads); each GET holds min(length, chunk size) of it, and it never falls under the chunk size",
+        source: "pola-rs/polars crates/polars-io/src/cloud/concurrency/mod.rs get_init_byte_budget (2.1.0)",
         honoured: Honoured::of(Family::Polars),
         requires: Requires::Nothing,
-        get: |s| Value::Bytes(s.peer.inflight_init_bytes),
+        get: |s| Value::Bytes(s.peer.polars_init_bytes(polars_chunk_bytes(s))),
         set: |s, v| {
             if let Some(b) = bytes(v) {
-                s.peer.inflight_init_bytes = b;
+                s.peer.inflight_init_bytes = Some(b);
             }
         },
     },
@@ -1185,14 +1203,14 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "POLARS_RESOLVE_SAMPLE_LIMIT",
         kind: Kind::Count { min: 1, max: 1 << 20, unlimited: false },
-        doc: "footers read at plan time at most, file 0 included (16): file 0 and an even stride of the others",
-        source: "pola-rs/polars crates/polars-plan/src/plans/parquet_footers.rs (2.1.0)",
+        doc: "footers read at plan time at most, file 0 included (max(POLARS_MAX_THREADS, 16)): file 0 and an even stride of the others",
+        source: "pola-rs/polars crates/polars-plan/src/plans/parquet_footers.rs footer_budget, crates/polars-io/src/pl_async.rs get_concurrency_limit (2.1.0)",
         honoured: Honoured::of(Family::Polars),
         requires: Requires::Nothing,
-        get: |s| Value::Count(u64::from(s.peer.resolve_sample_limit)),
+        get: |s| Value::Count(u64::from(s.peer.polars_sample_limit())),
         set: |s, v| {
             if let Some(n) = count32(v) {
-                s.peer.resolve_sample_limit = n;
+                s.peer.resolve_sample_limit = Some(n);
             }
         },
     },

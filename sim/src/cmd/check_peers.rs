@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct CheckPeersArgs {
-    /// The Python with pyarrow, polars and DuckDB (`scripts/peers-venv` makes it).
+    /// The Python with pyarrow, polars and DuckDB (`scripts/python-env` makes it).
     #[arg(long, default_value = ".venv/bin/python")]
     pub python: PathBuf,
     /// Only this reader (repeatable): pyarrow, pyarrow-no-prebuffer, polars, duckdb, arrow-rs.
@@ -18,7 +18,8 @@ pub struct CheckPeersArgs {
     /// for by name only).
     #[arg(long = "shape", value_parser = parse_shape)]
     pub shapes: Vec<PeerShape>,
-    /// Runs per reader and shape (the median is compared).
+    /// Runs per reader and shape (their median wall time is compared; the requests, counts,
+    /// bytes and requests in flight are the first run's, the one `--capture` keeps).
     #[arg(long, default_value_t = 3)]
     pub reps: u32,
     /// Keep one run's request log per reader and shape here (access log and CSV).
@@ -95,7 +96,7 @@ pub fn run(args: CheckPeersArgs) -> Result<()> {
     let failures = report.failures();
     if !failures.is_empty() {
         bail!(
-            "{} rows outside their tolerance:\n  {}",
+            "{} figures outside their tolerance:\n  {}",
             failures.len(),
             failures.join("\n  ")
         );

@@ -97,7 +97,10 @@ impl Engine {
         let budget_bytes = match program.budget {
             None => None,
             Some(Budget::Fixed(b)) => Some(b.max(1)),
-            Some(Budget::PolarsAdaptive { init_bytes }) => Some(init_bytes.max(1)),
+            Some(Budget::PolarsAdaptive {
+                init_bytes,
+                chunk_bytes,
+            }) => Some(init_bytes.max(chunk_bytes).max(1)),
         };
         let mut e = Engine {
             busy: vec![0; program.pools.len()],

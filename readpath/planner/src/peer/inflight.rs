@@ -9,13 +9,24 @@
 
 use std::collections::VecDeque;
 
+#[cfg(test)]
 const MIB: u64 = 1 << 20;
+/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS`'s default (8 MiB; the `target_chunk_size` of
+/// `ControllerConfig::default`): the most one GET holds, and the budget's floor.
+#[cfg(test)]
+const CHUNK_BYTES: u64 = 8 * MIB;
+/// `POLARS_INFLIGHT_INIT_BYTE_BUDGET`'s default on up to 32 threads.
+#[cfg(test)]
+const INIT_BYTE_BUDGET: u64 = 4 * CHUNK_BYTES;
 
-/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS`: the most one GET holds, and the budget's floor.
-pub(crate) const CHUNK_BYTES: u64 = 8 * MIB;
-/// `POLARS_INFLIGHT_INIT_BYTE_BUDGET`'s default, `max(ceil(max_threads / 8), 4) × 8 MiB`, on
-/// up to 32 threads.
-pub(crate) const INIT_BYTE_BUDGET: u64 = 4 * CHUNK_BYTES;
+/// `POLARS_INFLIGHT_INIT_BYTE_BUDGET`'s default (`get_init_byte_budget`):
+/// `max(ceil(max_threads / 8), 4) × target_chunk_size`; 32 MiB on up to 32 threads at 8 MiB.
+pub(crate) fn default_init_bytes(max_threads: u32, chunk_bytes: u64) -> u64 {
+    u64::from(max_threads)
+        .div_ceil(8)
+        .max(4)
+        .saturating_mul(chunk_bytes.max(1))
+}
 const WINDOW_NS: u64 = 1_000_000_000;
 const TICK_NS: u64 = 100_000_000;
 const MIN_SAMPLES: usize = 5;
@@ -24,9 +35,9 @@ const PROBE_INTERVAL_NS: u64 = 3_000_000_000;
 const PROBE_DURATION_NS: u64 = 1_000_000_000;
 const WARM_IDLE_GRACE_NS: u64 = 5_000_000_000;
 
-/// What a GET holds of the budget.
-pub(crate) fn budget_bytes(len: u64) -> u64 {
-    len.clamp(1, CHUNK_BYTES)
+/// What a GET of `len` bytes holds of the budget, at a target chunk of `chunk_bytes`.
+pub(crate) fn budget_bytes(len: u64, chunk_bytes: u64) -> u64 {
+    len.clamp(1, chunk_bytes.max(1))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +75,8 @@ impl Signal {
 
 pub(crate) struct Controller {
     init_bytes: u64,
+    /// The floor (`floor_byte_budget`: the target chunk size).
+    floor_bytes: u64,
     next_tick_ns: Option<u64>,
     samples: VecDeque<Sample>,
     bw_hwm: Option<u64>,
@@ -73,11 +86,14 @@ pub(crate) struct Controller {
 }
 
 impl Controller {
-    /// A controller starting from `init_bytes` (`POLARS_INFLIGHT_INIT_BYTE_BUDGET`).
-    pub(crate) fn new(init_bytes: u64) -> Controller {
-        let init_bytes = init_bytes.max(CHUNK_BYTES);
+    /// A controller starting from `init_bytes` (`POLARS_INFLIGHT_INIT_BYTE_BUDGET`), never
+    /// under `chunk_bytes` (Polars refuses a smaller start; the model raises it).
+    pub(crate) fn new(init_bytes: u64, chunk_bytes: u64) -> Controller {
+        let floor_bytes = chunk_bytes.max(1);
+        let init_bytes = init_bytes.max(floor_bytes);
         Controller {
             init_bytes,
+            floor_bytes,
             next_tick_ns: None,
             samples: VecDeque::new(),
             bw_hwm: None,
@@ -138,7 +154,7 @@ impl Controller {
         // Resized only past a 5% change, never under the floor.
         let (t, c) = (u128::from(target), u128::from(self.budget));
         if t * 100 < c * 95 || t * 100 > c * 105 {
-            self.budget = target.max(CHUNK_BYTES);
+            self.budget = target.max(self.floor_bytes);
         }
     }
 
@@ -233,7 +249,7 @@ mod tests {
 
     #[test]
     fn the_budget_stays_at_32_mib_without_five_samples_in_a_second() {
-        let mut c = Controller::new(INIT_BYTE_BUDGET);
+        let mut c = Controller::new(INIT_BYTE_BUDGET, CHUNK_BYTES);
         c.used(0);
         for i in 0..4 {
             c.record(MIB, 30 * MS, 50 * MS + i);
@@ -244,7 +260,7 @@ mod tests {
 
     #[test]
     fn five_samples_ramp_up_to_twice_the_larger_of_bdp_and_32_mib() {
-        let mut c = Controller::new(INIT_BYTE_BUDGET);
+        let mut c = Controller::new(INIT_BYTE_BUDGET, CHUNK_BYTES);
         c.used(0);
         for i in 0..5 {
             c.record(MIB, 30 * MS, 50 * MS + i);
@@ -263,7 +279,7 @@ mod tests {
 
     #[test]
     fn samples_older_than_a_second_are_forgotten_and_the_regime_idles() {
-        let mut c = Controller::new(INIT_BYTE_BUDGET);
+        let mut c = Controller::new(INIT_BYTE_BUDGET, CHUNK_BYTES);
         c.used(0);
         for i in 0..5 {
             c.record(MIB, 30 * MS, 10 * MS + i);
@@ -284,7 +300,32 @@ mod tests {
 
     #[test]
     fn a_get_holds_at_most_a_chunk() {
-        assert_eq!(budget_bytes(100), 100);
-        assert_eq!(budget_bytes(20 * MIB), CHUNK_BYTES);
+        assert_eq!(budget_bytes(100, CHUNK_BYTES), 100);
+        assert_eq!(budget_bytes(20 * MIB, CHUNK_BYTES), CHUNK_BYTES);
+        assert_eq!(
+            budget_bytes(20 * MIB, 32 * MIB),
+            20 * MIB,
+            "the chunk knob moves the cap"
+        );
+    }
+
+    #[test]
+    fn init_budget_follows_threads_and_chunk() {
+        // `max(ceil(threads / 8), 4) x chunk`.
+        assert_eq!(default_init_bytes(16, CHUNK_BYTES), INIT_BYTE_BUDGET);
+        assert_eq!(default_init_bytes(32, CHUNK_BYTES), 32 * MIB);
+        assert_eq!(default_init_bytes(33, CHUNK_BYTES), 40 * MIB);
+        assert_eq!(default_init_bytes(64, CHUNK_BYTES), 64 * MIB);
+        assert_eq!(default_init_bytes(16, 32 * MIB), 128 * MIB);
+    }
+
+    #[test]
+    fn budget_floor_is_the_chunk() {
+        let c = Controller::new(MIB, 16 * MIB);
+        assert_eq!(
+            c.budget,
+            16 * MIB,
+            "a start under the chunk is raised to it"
+        );
     }
 }

@@ -57,9 +57,10 @@ impl PeerReader {
             ..QueryOutput::default()
         };
         let controller = match program.budget {
-            Some(program::Budget::PolarsAdaptive { init_bytes }) => {
-                Some(inflight::Controller::new(init_bytes))
-            }
+            Some(program::Budget::PolarsAdaptive {
+                init_bytes,
+                chunk_bytes,
+            }) => Some(inflight::Controller::new(init_bytes, chunk_bytes)),
             _ => None,
         };
         Ok(Some(PeerReader {

@@ -89,8 +89,9 @@ pub struct Task {
 pub enum Budget {
     /// A fixed number of bytes.
     Fixed(u64),
-    /// Polars' adaptive controller (`inflight.rs`), starting from `init_bytes`.
-    PolarsAdaptive { init_bytes: u64 },
+    /// Polars' adaptive controller (`inflight.rs`), starting from `init_bytes`, never under
+    /// `chunk_bytes`.
+    PolarsAdaptive { init_bytes: u64, chunk_bytes: u64 },
 }
 
 /// A whole query, as one reader runs it.

@@ -57,9 +57,23 @@ fn readers_started(threads: u32, files: usize) -> u32 {
 /// The row-group prefetch budget, in KiB (64 MiB).
 const PREFETCH_KIB: u64 = 65_536;
 
-fn budgeted(mut r: Request) -> Request {
-    r.budget_bytes = inflight::budget_bytes(r.range.len());
+/// The request, holding its share of the in-flight budget at a target chunk of `chunk_bytes`.
+fn budgeted(chunk_bytes: u64, mut r: Request) -> Request {
+    r.budget_bytes = inflight::budget_bytes(r.range.len(), chunk_bytes);
     r
+}
+
+/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of the preset's policy: the merge target, each
+/// GET's hold on the budget and the budget's floor.
+fn chunk_bytes(policy: &CoalescePolicy) -> Result<u64, PlanError> {
+    match policy {
+        CoalescePolicy::Polars {
+            chunk_size_bytes, ..
+        } => Ok((*chunk_size_bytes).max(1)),
+        other => Err(PlanError::Contract(format!(
+            "the polars reader needs the polars coalescing policy, not {other:?}"
+        ))),
+    }
 }
 
 /// The files read at plan time (`select_footer_indices`, stratified): `k = min(max(ceil(sqrt
@@ -85,9 +99,11 @@ pub(super) fn program(
     knobs: &PeerKnobs,
     policy: &CoalescePolicy,
 ) -> Result<Program, PlanError> {
+    let chunk = chunk_bytes(policy)?;
     let mut p = Program {
         budget: Some(Budget::PolarsAdaptive {
-            init_bytes: knobs.inflight_init_bytes,
+            init_bytes: knobs.polars_init_bytes(chunk),
+            chunk_bytes: chunk,
         }),
         ..Program::default()
     };
@@ -100,26 +116,22 @@ pub(super) fn program(
     let cpu = p.pool("cpu", knobs.cpu_threads.max(1));
     let suffix = knobs.footer_read_bytes;
 
-    let planned: Vec<usize> = plan_sample(files.len(), knobs.resolve_sample_limit)
+    let planned: Vec<usize> = plan_sample(files.len(), knobs.polars_sample_limit())
         .into_iter()
         .filter_map(|i| files.get(i))
         .map(|f| {
             let (size, footer) = (f.size(), f.footer_len());
             let tail = ByteRange::new(size - suffix.min(size), size);
-            let mut steps = vec![one(budgeted(get(
-                f.index,
-                tail,
-                ReadKind::Footer,
-                footer.min(suffix),
-            )))];
+            let mut steps = vec![one(budgeted(
+                chunk,
+                get(f.index, tail, ReadKind::Footer, footer.min(suffix)),
+            ))];
             if footer > suffix && size > suffix {
                 let whole = ByteRange::new(size - footer, size);
-                steps.push(one(budgeted(get(
-                    f.index,
-                    whole,
-                    ReadKind::Footer,
-                    footer - suffix,
-                ))));
+                steps.push(one(budgeted(
+                    chunk,
+                    get(f.index, whole, ReadKind::Footer, footer - suffix),
+                )));
             }
             p.task(plan, Vec::new(), steps)
         })
@@ -136,20 +148,16 @@ pub(super) fn program(
         let mut reader_deps = plan_done.clone();
         let init_task = (k > 0).then(|| {
             let tail = ByteRange::new(size - suffix.min(size), size);
-            let mut steps = vec![one(budgeted(get(
-                f.index,
-                tail,
-                ReadKind::Footer,
-                footer.min(suffix),
-            )))];
+            let mut steps = vec![one(budgeted(
+                chunk,
+                get(f.index, tail, ReadKind::Footer, footer.min(suffix)),
+            ))];
             if footer > suffix && size > suffix {
                 let delta = ByteRange::new(size - footer, size - suffix);
-                steps.push(one(budgeted(get(
-                    f.index,
-                    delta,
-                    ReadKind::Footer,
-                    footer - suffix,
-                ))));
+                steps.push(one(budgeted(
+                    chunk,
+                    get(f.index, delta, ReadKind::Footer, footer - suffix),
+                )));
             }
             let n = steps.len();
             let t = p.task_at(init, plan_done.clone(), steps);
@@ -172,7 +180,12 @@ pub(super) fn program(
             } else {
                 merged(ranges, policy)?
                     .into_iter()
-                    .map(|r| budgeted(get(f.index, r, ReadKind::DataPages, needed_in(r, ranges))))
+                    .map(|r| {
+                        budgeted(
+                            chunk,
+                            get(f.index, r, ReadKind::DataPages, needed_in(r, ranges)),
+                        )
+                    })
                     .collect()
             };
             let projected: u64 = ranges.iter().map(|r| r.len()).sum();

@@ -4,11 +4,13 @@ the scenarios of the wall time, cost or mix relative to the defaults, memory cap
 the study lives in Optuna's RDB storage, so its samplers, `optuna-dashboard` and plots
 (`optuna.visualization.plot_optimization_history`, `plot_contour`, `plot_param_importances`)
 work on it. With a shared storage URL (PostgreSQL, MySQL) any number of workers on any number
-of machines can run this script on one study at once; an SQLite file serves one machine.
+of machines can run this script on one study at once; an SQLite file serves one machine. Each
+worker seeds its sampler on its own unless `--seed` is given: give each worker a different one
+(workers with one seed propose the same trials).
 
 Usage:
   optuna_tune.py --param NAME=LOW..HIGH[:log] [--param ...] [--trials 40] [--sampler tpe]
-                 [--seed 1] [--storage sqlite:///optuna-sim.db] [--study NAME] [--sim PATH]
+                 [--seed N] [--storage sqlite:///optuna-sim.db] [--study NAME] [--sim PATH]
                  [--objective time|cost|mix:W] [--max-memory SIZE] [--arm ARM] [--reps N]
                  [--set PATH=VALUE ...] -- SCENARIO [SCENARIO...]
 
@@ -25,18 +27,26 @@ import re
 import subprocess
 import sys
 
+# The units `sim` accepts, spelled as it accepts them (`units::size_multiplier` in
+# units/src/lib.rs; `test_optuna_tune.py` checks the two tables agree).
 UNITS = {
-    "B": 1,
-    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-    "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40,
+    "B": 1, "b": 1, "bytes": 1, "byte": 1,
+    "KB": 10**3, "kB": 10**3, "kb": 10**3,
+    "MB": 10**6, "mb": 10**6,
+    "GB": 10**9, "gb": 10**9,
+    "TB": 10**12, "tb": 10**12,
+    "KiB": 2**10, "kib": 2**10, "Ki": 2**10, "K": 2**10, "k": 2**10,
+    "MiB": 2**20, "mib": 2**20, "Mi": 2**20, "M": 2**20,
+    "GiB": 2**30, "gib": 2**30, "Gi": 2**30, "G": 2**30,
+    "TiB": 2**40, "tib": 2**40, "Ti": 2**40, "T": 2**40,
 }
 
 
 def parse_size(text):
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*", text)
-    if not m or m.group(2).upper() not in UNITS:
+    if not m or m.group(2) not in UNITS:
         return None
-    return int(float(m.group(1)) * UNITS[m.group(2).upper()])
+    return int(float(m.group(1)) * UNITS[m.group(2)])
 
 
 def parse_param(text):
@@ -91,7 +101,13 @@ def parse_args(argv):
     p.add_argument("--param", action="append", required=True)
     p.add_argument("--trials", type=int, default=40, help="trials this worker runs")
     p.add_argument("--sampler", default="tpe")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the sampler's seed; unset, each worker draws its own (workers on one study must "
+        "not share a seed, or each proposes the others' trials); set one per worker to repeat a run",
+    )
     p.add_argument("--storage", default="sqlite:///optuna-sim.db")
     p.add_argument("--study", default="sim-tune")
     p.add_argument("--sim", default="sim")

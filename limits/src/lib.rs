@@ -65,6 +65,16 @@ pub const MAX_GENERATED_CHUNKS_PER_FILE: u64 = 1 << 24;
 /// Pages a generated table may list (offset indexes), for the same reason as chunks.
 pub const MAX_GENERATED_PAGES: u64 = 100_000_000;
 
+/// Groups nested in a recorded file's schema (the root counts one). A schema is a flat list
+/// whose nesting is in its elements' `num_children`; the `parquet` crate walks it recursively,
+/// once a level.
+pub const MAX_SCHEMA_DEPTH: u64 = 64;
+
+/// Pages a recorded file's offset indexes may list (24 bytes each in memory: about 1.6 GB).
+/// The recorder also refuses page indexes whose bytes add up past the file's size (indexes
+/// that share bytes, which a 1.2 MB file used to list 1.4 G pages).
+pub const MAX_RECORDED_PAGES_PER_FILE: u64 = 1 << 26;
+
 /// Any size a generator draws from a distribution: 256 TiB.
 pub const MAX_DRAWN_BYTES: u64 = 1 << 48;
 
@@ -158,6 +168,8 @@ pub const ALL: &[(&str, u64)] = &[
         MAX_GENERATED_CHUNKS_PER_FILE,
     ),
     ("MAX_GENERATED_PAGES", MAX_GENERATED_PAGES),
+    ("MAX_RECORDED_PAGES_PER_FILE", MAX_RECORDED_PAGES_PER_FILE),
+    ("MAX_SCHEMA_DEPTH", MAX_SCHEMA_DEPTH),
     ("MIN_CACHE_BLOCK_BYTES", MIN_CACHE_BLOCK_BYTES),
     ("MIN_PROGRESS_CHUNK_BYTES", MIN_PROGRESS_CHUNK_BYTES),
     ("MAX_ATTEMPTS_PER_READ", MAX_ATTEMPTS_PER_READ),

@@ -56,6 +56,7 @@ pub fn record_parquet_file(path: &Path, layout_path: &str) -> Result<RecordedFil
     thrift::check_walkable(&footer).map_err(|e| {
         RecordError::invalid(path, format!("the footer is not well-formed Thrift: {e}"))
     })?;
+    thrift::check_schema_depth(&footer).map_err(|e| RecordError::invalid(path, e))?;
     let facts = match parse_metadata(&file, path) {
         Ok(metadata) => footer::from_parquet_metadata(&metadata),
         Err(primary) => match tolerant_facts(&mut file, size_bytes, footer_len_bytes) {
@@ -127,6 +128,7 @@ fn tolerant_facts(
     let footer_start = size_bytes - TAIL_BYTES - u64::from(footer_len);
     let footer = read_at(file, footer_start, u64::from(footer_len))?;
     let mut facts = thrift::decode_footer(&footer)?;
+    let mut index_bytes: u64 = 0;
     for rg in &mut facts.row_groups {
         for c in &mut rg.chunks {
             if let (Some(offset), Some(len)) = c.offset_index {
@@ -135,6 +137,7 @@ fn tolerant_facts(
                     continue;
                 };
                 if offset.saturating_add(len) <= footer_start {
+                    index_bytes = add_index_bytes(index_bytes, len, footer_start)?;
                     c.pages = Some(thrift::decode_offset_index(&read_at(file, offset, len)?)?);
                 }
             }
@@ -208,6 +211,19 @@ fn parse_metadata(file: &File, path: &Path) -> Result<ParquetMetaData, RecordErr
     parse_with(file, path, PageIndexPolicy::Optional)
 }
 
+/// `total` index bytes so far plus `len`, refused past the file's `size` bytes: the page
+/// indexes would then share bytes (or lie), which no writer does.
+fn add_index_bytes(total: u64, len: u64, size: u64) -> Result<u64, String> {
+    let sum = total.saturating_add(len);
+    if sum > size {
+        return Err(format!(
+            "the page indexes' bytes add up to more than the file's {size} bytes: indexes share \
+             bytes, which no writer produces"
+        ));
+    }
+    Ok(sum)
+}
+
 /// Walks every column and offset index the footer points at (inside the file) as Thrift.
 fn check_page_indexes(file: &File, metadata: &ParquetMetaData) -> Result<(), String> {
     let mut file = file
@@ -217,6 +233,9 @@ fn check_page_indexes(file: &File, metadata: &ParquetMetaData) -> Result<(), Str
         .metadata()
         .map_err(|e| format!("reading the file's size: {e}"))?
         .len();
+    // Page indexes occupy bytes of their own: ones that share bytes would be walked, decoded
+    // and mapped once per chunk that points at them (`MAX_RECORDED_PAGES_PER_FILE`).
+    let mut index_bytes: u64 = 0;
     for (gi, rg) in metadata.row_groups().iter().enumerate() {
         for (ci, c) in rg.columns().iter().enumerate() {
             let indexes = [
@@ -227,6 +246,8 @@ fn check_page_indexes(file: &File, metadata: &ParquetMetaData) -> Result<(), Str
                 let Some(r) = range.filter(|r| r.start <= r.end && r.end <= size) else {
                     continue; // absent, or outside the file: the parquet crate refuses it
                 };
+                index_bytes = add_index_bytes(index_bytes, r.end - r.start, size)
+                    .map_err(|e| format!("row group {gi} column {ci}: the {what}: {e}"))?;
                 let bytes = read_at(&mut file, r.start, r.end - r.start)?;
                 thrift::check_walkable(&bytes).map_err(|e| {
                     format!("row group {gi} column {ci}: the {what} is not well-formed Thrift: {e}")
@@ -385,6 +406,12 @@ fn map_chunk(
         };
         // One page covering all data pages is the implicit page; store nothing for it.
         if !(mapped.len() == 1 && mapped.first() == Some(&implicit)) {
+            if (pages.len() + mapped.len()) as u64 > limits::MAX_RECORDED_PAGES_PER_FILE {
+                return Err(format!(
+                    "the offset indexes list more than {} pages (`MAX_RECORDED_PAGES_PER_FILE`)",
+                    limits::MAX_RECORDED_PAGES_PER_FILE
+                ));
+            }
             chunk.pages_first = u32::try_from(pages.len())
                 .map_err(|_| "more than 4 G pages in one file".to_string())?;
             chunk.pages_count = u32::try_from(mapped.len())

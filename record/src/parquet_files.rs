@@ -49,6 +49,18 @@ pub fn record_parquet_files(paths: &[PathBuf]) -> Result<RecordOutcome, RecordEr
             paths: paths.to_vec(),
         });
     }
+    if targets.len() as u64 > limits::MAX_FILES_PER_TABLE {
+        let first = paths.first().cloned().unwrap_or_default();
+        return Err(RecordError::invalid(
+            &first,
+            format!(
+                "{} Parquet files, past the bound of {} (limits::MAX_FILES_PER_TABLE, \
+                 docs/bounds.md)",
+                targets.len(),
+                limits::MAX_FILES_PER_TABLE
+            ),
+        ));
+    }
     let mut builder = TableBuilder::default();
     let mut skipped = Vec::new();
     for target in targets {
@@ -59,5 +71,11 @@ pub fn record_parquet_files(paths: &[PathBuf]) -> Result<RecordOutcome, RecordEr
     }
     let sources = paths.iter().map(|p| p.display().to_string()).collect();
     let table = builder.finish(None, provenance("parquet", sources));
+    // Each file was checked as it was recorded; the table's own bounds (its totals) only now.
+    if let Some(first) = paths.first() {
+        table
+            .validate()
+            .map_err(|e| RecordError::invalid(first, e.to_string()))?;
+    }
     Ok(RecordOutcome { table, skipped })
 }

@@ -34,10 +34,7 @@ pub(crate) fn chunk_min_max(
     }
     let kind = Kind::of(descr, order)?;
     let (min, max) = match stats {
-        Statistics::Int32(s) => (
-            kind.int(*s.min_opt()? as i64)?,
-            kind.int(*s.max_opt()? as i64)?,
-        ),
+        Statistics::Int32(s) => (kind.int32(*s.min_opt()?)?, kind.int32(*s.max_opt()?)?),
         Statistics::Int64(s) => (kind.int(*s.min_opt()?)?, kind.int(*s.max_opt()?)?),
         Statistics::Float(s) => (float(*s.min_opt()? as f64)?, float(*s.max_opt()? as f64)?),
         Statistics::Double(s) => (float(*s.min_opt()?)?, float(*s.max_opt()?)?),
@@ -100,16 +97,20 @@ impl Kind {
         })
     }
 
-    /// An INT32 / INT64 value of this column.
+    /// An INT32 value of this column: an unsigned one is stored in the i32's bits.
+    fn int32(self, v: i32) -> Option<StatValue> {
+        match self {
+            Kind::Unsigned => Some(StatValue::UInt(u64::from(v as u32))),
+            _ => self.int(i64::from(v)),
+        }
+    }
+
+    /// An INT64 value of this column (or an INT32 one widened): an unsigned one is stored in
+    /// the i64's bits.
     fn int(self, v: i64) -> Option<StatValue> {
         Some(match self {
             Kind::Signed => StatValue::Int(v),
-            // Unsigned INT32 values are stored in an i32's bits.
-            Kind::Unsigned => StatValue::UInt(if v < 0 && v >= i32::MIN as i64 {
-                v as i32 as u32 as u64
-            } else {
-                v as u64
-            }),
+            Kind::Unsigned => StatValue::UInt(v as u64),
             Kind::Date => StatValue::Date(i32::try_from(v).ok()?),
             Kind::Decimal { scale } => StatValue::Decimal {
                 unscaled: v as i128,
@@ -169,11 +170,20 @@ mod tests {
     }
 
     #[test]
-    fn unsigned_int32_reads_its_bits() {
+    fn unsigned_ints_read_their_bits_at_their_width() {
         assert_eq!(
-            Kind::Unsigned.int(-1),
+            Kind::Unsigned.int32(-1),
             Some(StatValue::UInt(u32::MAX as u64))
         );
+        // A UINT_64 in the top half is a negative i64: all 64 bits, not 32 (2^64 - 1 was
+        // recorded as 2^32 - 1 until 2026-12-07, and pruning dropped row groups it matched).
+        assert_eq!(Kind::Unsigned.int(-1), Some(StatValue::UInt(u64::MAX)));
+        assert_eq!(Kind::Unsigned.int(-5), Some(StatValue::UInt(u64::MAX - 4)));
+        assert_eq!(
+            Kind::Unsigned.int(i64::from(i32::MIN)),
+            Some(StatValue::UInt((i64::from(i32::MIN)) as u64))
+        );
+        assert_eq!(Kind::Signed.int32(-1), Some(StatValue::Int(-1)));
         assert_eq!(Kind::Date.int(1 << 40), None);
         assert_eq!(Kind::Bytes.int(1), None);
     }

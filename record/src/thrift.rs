@@ -243,6 +243,53 @@ pub(crate) fn check_walkable(footer: &[u8]) -> Result<(), String> {
     r.skip(ty::STRUCT, 0)
 }
 
+/// Refuses a schema nested deeper than [`limits::MAX_SCHEMA_DEPTH`] groups, before the
+/// `parquet` crate (which recurses once a level, a stack overflow being an abort no
+/// `catch_unwind` stops) or [`leaf_paths`] sees it. The schema is a flat list whose nesting is
+/// in its elements' `num_children`, so the Thrift depth check does not bound it.
+pub(crate) fn check_schema_depth(footer: &[u8]) -> Result<(), String> {
+    let mut r = Reader {
+        buf: footer,
+        pos: 0,
+    };
+    let mut schema = Vec::new();
+    r.fields(|r, id, t| match (id, t) {
+        (2, ty::LIST) => {
+            schema = r.struct_list(schema_element)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    })?;
+    let depth = schema_depth(&schema);
+    if depth > limits::MAX_SCHEMA_DEPTH {
+        return Err(format!(
+            "the schema nests groups {depth} deep, more than {} (`MAX_SCHEMA_DEPTH`)",
+            limits::MAX_SCHEMA_DEPTH
+        ));
+    }
+    Ok(())
+}
+
+/// The deepest nesting of groups in a depth-first flattened schema (the root counts 1), as far
+/// as the elements go.
+fn schema_depth(schema: &[SchemaNode]) -> u64 {
+    let mut left: Vec<i32> = Vec::new();
+    let mut deepest = 0u64;
+    for node in schema {
+        while left.last().is_some_and(|l| *l <= 0) {
+            left.pop();
+        }
+        if let Some(l) = left.last_mut() {
+            *l -= 1;
+        }
+        if let Some(n) = node.num_children.filter(|n| *n > 0) {
+            left.push(n);
+            deepest = deepest.max(left.len() as u64);
+        }
+    }
+    deepest
+}
+
 pub(crate) fn decode_footer(footer: &[u8]) -> Result<FooterFacts, String> {
     let mut r = Reader {
         buf: footer,
@@ -323,22 +370,33 @@ fn leaf_paths(schema: &[SchemaNode]) -> R<Vec<String>> {
         return Err("the footer has no schema".into());
     };
     let mut paths = Vec::new();
-    // (children still to visit, path prefix) per open group; iterative so a hostile schema
-    // cannot overflow the stack.
-    let mut open: Vec<(i32, Vec<&str>)> = vec![(root.num_children.unwrap_or(0), Vec::new())];
+    // Children still to visit per open group, and the open groups' names (one path, not a
+    // copy per group: memory linear in the depth); iterative so a hostile schema cannot
+    // overflow the stack.
+    let mut open: Vec<i32> = vec![root.num_children.unwrap_or(0)];
+    let mut prefix: Vec<&str> = Vec::new();
     for node in schema.iter().skip(1) {
-        while open.last().is_some_and(|(left, _)| *left <= 0) {
+        while open.last().is_some_and(|left| *left <= 0) {
             open.pop();
+            prefix.pop();
         }
-        let Some((left, prefix)) = open.last_mut() else {
+        let Some(left) = open.last_mut() else {
             return Err("the schema has more elements than its groups' num_children".into());
         };
         *left -= 1;
-        let mut path = prefix.clone();
-        path.push(&node.name);
         match node.num_children {
-            Some(n) if n > 0 => open.push((n, path)),
-            _ => paths.push(path.join(".")),
+            Some(n) if n > 0 => {
+                open.push(n);
+                prefix.push(&node.name);
+            }
+            _ => {
+                let mut path = prefix.join(".");
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&node.name);
+                paths.push(path);
+            }
         }
     }
     Ok(paths)
@@ -457,6 +515,16 @@ mod tests {
         assert_eq!(leaf_paths(&schema).unwrap(), ["a", "b.x", "b.y"]);
         let too_many = [node("root", Some(1)), node("a", None), node("b", None)];
         assert!(leaf_paths(&too_many).is_err());
+        assert_eq!(schema_depth(&schema), 2, "root, then b");
+        // A chain of groups, each the only child of the one before, ending in a leaf.
+        let mut deep = vec![node("root", Some(1))];
+        deep.extend((0..9).map(|i| node(&format!("g{i}"), Some(1))));
+        deep.push(node("leaf", None));
+        assert_eq!(schema_depth(&deep), 10);
+        assert_eq!(
+            leaf_paths(&deep).unwrap(),
+            ["g0.g1.g2.g3.g4.g5.g6.g7.g8.leaf"]
+        );
     }
 
     #[test]

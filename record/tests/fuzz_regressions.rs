@@ -1,4 +1,5 @@
-//! Inputs the fuzz targets found (fuzz/, scripts/fuzz), kept as regression tests.
+//! Inputs the fuzz targets found (fuzz/, scripts/fuzz), and hostile files audits built
+//! (`tests/data/hostile/`), kept as regression tests.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails loudly where it stops
 
 use std::path::Path;
@@ -51,4 +52,31 @@ fn a_manifest_list_apache_avro_panics_on_is_an_error_naming_it() {
     let e = record::record_iceberg(&json).unwrap_err().to_string();
     assert!(e.contains("snap-"), "{e}");
     assert!(e.contains("Avro"), "{e}");
+}
+
+#[test]
+fn page_indexes_that_share_bytes_are_refused_before_they_are_decoded() {
+    // 1,115 bytes (an audit's construction, 2026-12-07): 10 row groups whose offset indexes
+    // all point at one index of 100 pages. Decoded once per chunk, the same shape at 20,000 row
+    // groups and 70,000 pages (a 1.2 MB file) listed 1.4 G pages (31 GiB).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hostile/overlapping-offset-indexes.parquet");
+    let e = record::record_parquet_file(&path, "overlap.parquet")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("add up to more than the file's"), "{e}");
+    assert!(e.contains("row group"), "{e}");
+}
+
+#[test]
+fn a_schema_nested_past_the_bound_is_refused_before_the_parquet_crate_recurses() {
+    // 828 bytes: a root and 99 groups, each the only child of the one before, then a leaf.
+    // The `parquet` crate recurses once a level (deep enough, a stack overflow aborts) and
+    // the recorder kept a path per open group (quadratic memory).
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile/deep-schema.parquet");
+    let e = record::record_parquet_file(&path, "deep.parquet")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nests groups 100 deep"), "{e}");
+    assert!(e.contains("MAX_SCHEMA_DEPTH"), "{e}");
 }

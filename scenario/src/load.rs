@@ -447,19 +447,23 @@ fn key_and_value_on_line(text: &str, line: usize) -> Option<(String, String)> {
     Some((k.to_string(), v.to_string()))
 }
 
-/// What serde's bare type errors expect, in words: `invalid u64` is "a whole number of 0 or
-/// more", an unmatched column reference is "a column". `None` for any other message.
+/// What serde's bare type errors expect, in words, with the type's range (the value may be
+/// fractional, negative or too large for it): `invalid u32` is "a whole number from 0 to
+/// 4294967295", an unmatched column reference is "a column". `None` for any other message.
 fn plain_type_error(msg: &str) -> Option<&'static str> {
-    let m = msg.trim();
-    if matches!(
-        m,
-        "invalid u8" | "invalid u16" | "invalid u32" | "invalid u64" | "invalid usize"
-    ) {
-        return Some("a whole number of 0 or more");
-    }
-    if matches!(m, "invalid i32" | "invalid i64") {
-        return Some("a whole number");
-    }
+    Some(match msg.trim() {
+        "invalid u8" => "a whole number from 0 to 255",
+        "invalid u16" => "a whole number from 0 to 65535",
+        "invalid u32" => "a whole number from 0 to 4294967295",
+        "invalid u64" | "invalid usize" => "a whole number from 0 to 18446744073709551615",
+        "invalid i32" => "a whole number from -2147483648 to 2147483647",
+        "invalid i64" => "a whole number from -9223372036854775808 to 9223372036854775807",
+        m => return plain_column_error(m),
+    })
+}
+
+/// An unmatched column reference, in words.
+fn plain_column_error(m: &str) -> Option<&'static str> {
     if m.contains("untagged enum ColumnRef") {
         return Some("a list of columns, each its 0-based index or its name (e.g. `[0, 3]` or `[l_shipdate]`)");
     }
@@ -582,7 +586,7 @@ mod tests {
         assert_eq!(key_and_value_on_line(text, 3), None);
         assert_eq!(
             plain_type_error("invalid u32"),
-            Some("a whole number of 0 or more")
+            Some("a whole number from 0 to 4294967295")
         );
         assert!(
             plain_type_error("data did not match any variant of untagged enum ColumnRef")

@@ -1202,7 +1202,23 @@ impl Plan {
             let rg_bytes = s.rg_sizes[gi];
             let rows = match (&spec.rows_per_row_group, spec.bytes_per_row) {
                 (Some(r), _) => r.sample(&mut rng),
-                (None, Some(b)) => (rg_bytes / b.0.max(1)).max(1),
+                (None, Some(b)) => {
+                    let rows = (rg_bytes / b.0.max(1)).max(1);
+                    // The row count follows the drawn size: checked here, against the bound
+                    // `rows_per_row_group` is checked against up front.
+                    if rows > limits::MAX_ROWS_PER_ROW_GROUP {
+                        return Err(invalid(
+                            "bytes_per_row",
+                            format!(
+                                "{b} a row makes a row group of {rg_bytes} bytes {rows} rows, past \
+                                 the bound of {} rows a row group (limits::MAX_ROWS_PER_ROW_GROUP, \
+                                 docs/bounds.md); give a larger `bytes_per_row` or smaller row groups",
+                                limits::MAX_ROWS_PER_ROW_GROUP
+                            ),
+                        ));
+                    }
+                    rows
+                }
                 (None, None) => 1,
             };
             // Bytes shared by weight once fixed columns and per-chunk minimums are served.
@@ -1871,6 +1887,18 @@ mod tests {
     }
 
     #[test]
+    fn bytes_per_row_past_the_row_bound_is_refused_by_its_name() {
+        let mut s = base(1, 4);
+        s.rows_per_row_group = None;
+        s.file_data_size = Some(SizeDist::Fixed(Bytes(8 << 30)));
+        s.bytes_per_row = Some(Bytes(1));
+        let e = generate(&s, 0).unwrap_err().to_string();
+        assert!(e.contains("bytes_per_row"), "{e}");
+        assert!(e.contains("MAX_ROWS_PER_ROW_GROUP"), "{e}");
+        assert!(!e.contains("defect of the generator"), "{e}");
+    }
+
+    #[test]
     fn iceberg_metadata_is_generated() {
         let mut s = base(1, 4);
         s.iceberg = Some(IcebergSpec {
@@ -1958,9 +1986,16 @@ mod tests {
             min: None,
             max: None,
         });
-        // Either draw is absurd or it is not; an absurd one is an error, never a wrap-around.
-        if let Err(e) = generate(&s, 1) {
-            assert!(matches!(e, GenerateError::TooLarge { .. }), "{e}");
+        // Either draw is absurd or it is not; an absurd one is an error, never a wrap-around,
+        // and one that is made keeps every size within the generator's bound.
+        match generate(&s, 1) {
+            Err(e) => assert!(matches!(e, GenerateError::TooLarge { .. }), "{e}"),
+            Ok(t) => assert!(
+                t.files
+                    .iter()
+                    .all(|f| f.size_bytes <= limits::MAX_DRAWN_BYTES),
+                "a file past MAX_DRAWN_BYTES"
+            ),
         }
     }
 
@@ -2151,9 +2186,10 @@ mod tests {
                 }
             }
             prop_assert_eq!(&t, &generate(&spec, seed).unwrap());
-            // Serialize and read the spec back: what `sim validate` would print round-trips.
+            // Serialize and read the spec back: the spec itself comes back (its sizes exactly,
+            // not to the shown form's 3 decimals), so what `sim validate` prints reads as it ran.
             let json = serde_json_like(&spec);
-            prop_assert_eq!(&json, &serde_json_like(&json_back(&json)));
+            prop_assert_eq!(&json_back(&json), &spec, "{}", json);
         }
     }
 

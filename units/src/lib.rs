@@ -273,7 +273,7 @@ fn trim_float(v: f64) -> String {
 }
 
 macro_rules! quantity {
-    ($(#[$doc:meta])* $name:ident, $inner:ty, $parse:path, $format:expr, $expecting:literal) => {
+    ($(#[$doc:meta])* $name:ident, $inner:ty, $parse:path, $format:expr, $exact:expr, $expecting:literal) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, PartialOrd, Default)]
         pub struct $name(pub $inner);
@@ -291,9 +291,17 @@ macro_rules! quantity {
             }
         }
 
+        /// Written as it is shown (`2.861MiB`) when that reads back as the same value, else in
+        /// the base unit (`3000000B`): what is written is what was meant, exactly (a shown
+        /// value has 3 decimals, and 3,000,000 bytes read back as 2,999,976).
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.to_string())
+                let shown = self.to_string();
+                if $parse(&shown).ok() == Some(self.0) {
+                    s.serialize_str(&shown)
+                } else {
+                    s.serialize_str(&($exact)(self.0))
+                }
             }
         }
 
@@ -326,15 +334,15 @@ macro_rules! quantity {
 
 quantity!(
     /// A byte count written with a unit (`2MiB`).
-    Bytes, u64, parse_bytes, format_bytes, "a size with a unit, e.g. `2MiB`"
+    Bytes, u64, parse_bytes, format_bytes, |n: u64| format!("{n}B"), "a size with a unit, e.g. `2MiB`"
 );
 quantity!(
     /// A duration in nanoseconds written with a unit (`30ms`).
-    Duration, u64, parse_duration_ns, format_duration_ns, "a duration with a unit, e.g. `30ms`"
+    Duration, u64, parse_duration_ns, format_duration_ns, |n: u64| format!("{n}ns"), "a duration with a unit, e.g. `30ms`"
 );
 quantity!(
     /// A bandwidth in bytes per second written with a unit (`55MiB/s`, `100Gbit/s`).
-    Bandwidth, f64, parse_bandwidth, format_bandwidth, "a bandwidth with a unit, e.g. `55MiB/s`"
+    Bandwidth, f64, parse_bandwidth, format_bandwidth, |v: f64| format!("{v}B/s"), "a bandwidth with a unit, e.g. `55MiB/s`"
 );
 
 impl Bytes {
@@ -414,6 +422,23 @@ mod tests {
     }
 
     #[test]
+    fn written_form_is_shown_form_when_exact() {
+        assert_eq!(serde_json::to_string(&Bytes(2 << 20)).unwrap(), "\"2MiB\"");
+        assert_eq!(
+            serde_json::to_string(&Bytes(3_000_000)).unwrap(),
+            "\"3000000B\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Duration(30_000_000)).unwrap(),
+            "\"30ms\""
+        );
+        assert_eq!(
+            serde_json::to_string(&Duration(27_123_456)).unwrap(),
+            "\"27123456ns\""
+        );
+    }
+
+    #[test]
     fn display() {
         assert_eq!(format_bytes(2 << 20), "2MiB");
         assert_eq!(format_bytes(1536), "1.5KiB");
@@ -440,6 +465,21 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn serialized_quantities_read_back_exactly(v in 0u64..(1u64 << 50), ns in 0u64..(1u64 << 50)) {
+            // Unlike the shown form, the written form is exact: a spec written and read again
+            // is the spec (3,000,000 bytes once came back as 2,999,976).
+            #[derive(Serialize, Deserialize, Debug, PartialEq)]
+            struct S {
+                size: Bytes,
+                time: Duration,
+            }
+            let s = S { size: Bytes(v), time: Duration(ns) };
+            let text = serde_json::to_string(&s).unwrap();
+            let back: S = serde_json::from_str(&text).unwrap();
+            prop_assert_eq!(back, s, "{}", text);
+        }
+
         #[test]
         fn bytes_round_trip(v in 0u64..(1u64 << 50)) {
             // Display keeps 3 decimals, so the round trip is exact to 0.1% of the value.

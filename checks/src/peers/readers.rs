@@ -2,7 +2,10 @@
 //! Python process each run (`peers/read.py`, from the virtual environment the test command
 //! makes), arrow-rs in this process (`testbed::arrow_rs`, a fresh runtime and client each run).
 
-use planner::settings::{CPU_COUNT, DUCKDB_THREADS, POLARS_MAX_THREADS, PRE_BUFFER};
+use planner::settings::{
+    CPU_COUNT, DUCKDB_THREADS, POLARS_CHUNK_SIZE, POLARS_FOOTER_READ_SIZE,
+    POLARS_INFLIGHT_INIT_BYTE_BUDGET, POLARS_MAX_THREADS, POLARS_RESOLVE_SAMPLE_LIMIT, PRE_BUFFER,
+};
 use std::path::Path;
 use std::process::Command;
 
@@ -103,11 +106,11 @@ const READER_VARIABLES: [&str; 11] = [
     "OMP_THREAD_LIMIT",
     "ARROW_IO_THREADS",
     POLARS_MAX_THREADS,
-    "POLARS_INFLIGHT_INIT_BYTE_BUDGET",
+    POLARS_INFLIGHT_INIT_BYTE_BUDGET,
     "POLARS_INFLIGHT_REQUEST_BUDGET",
-    "POLARS_RESOLVE_SAMPLE_LIMIT",
-    "POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS",
-    "POLARS_CLOUD_FOOTER_READ_SIZE",
+    POLARS_RESOLVE_SAMPLE_LIMIT,
+    POLARS_CHUNK_SIZE,
+    POLARS_FOOTER_READ_SIZE,
     "POLARS_CONCURRENCY_BUDGET",
 ];
 

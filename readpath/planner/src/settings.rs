@@ -385,6 +385,14 @@ pub const CPU_COUNT: &str = "cpu_count";
 pub const DUCKDB_THREADS: &str = "threads";
 /// Polars `POLARS_MAX_THREADS` (`polars`).
 pub const POLARS_MAX_THREADS: &str = "POLARS_MAX_THREADS";
+/// Polars `POLARS_INFLIGHT_INIT_BYTE_BUDGET` (`polars`).
+pub const POLARS_INFLIGHT_INIT_BYTE_BUDGET: &str = "POLARS_INFLIGHT_INIT_BYTE_BUDGET";
+/// Polars `POLARS_RESOLVE_SAMPLE_LIMIT` (`polars`).
+pub const POLARS_RESOLVE_SAMPLE_LIMIT: &str = "POLARS_RESOLVE_SAMPLE_LIMIT";
+/// Polars `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` (`polars`).
+pub const POLARS_CHUNK_SIZE: &str = "POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS";
+/// Polars `POLARS_CLOUD_FOOTER_READ_SIZE` (`polars`).
+pub const POLARS_FOOTER_READ_SIZE: &str = "POLARS_CLOUD_FOOTER_READ_SIZE";
 pub const HOLE_SIZE_LIMIT: &str = "hole_size_limit";
 /// Arrow C++'s `range_size_limit`.
 pub const RANGE_SIZE_LIMIT: &str = "range_size_limit";
@@ -1149,7 +1157,7 @@ pub static SETTINGS: &[Setting] = &[
         set: HADOOP_MERGED.1,
     },
     Setting {
-        name: "POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS",
+        name: POLARS_CHUNK_SIZE,
         kind: SIZE,
         doc: "merged reads aim at this size and larger ones are split to it (8 MiB)",
         source: "pola-rs/polars crates/polars-io/src/cloud/polars_object_store.rs (2.1.0)",
@@ -1159,7 +1167,7 @@ pub static SETTINGS: &[Setting] = &[
         set: POLARS_CHUNK.1,
     },
     Setting {
-        name: "POLARS_CLOUD_FOOTER_READ_SIZE",
+        name: POLARS_FOOTER_READ_SIZE,
         kind: Kind::Bytes { min: 8, max: u32::MAX as u64 },
         doc: "bytes of the footer's suffix read (256 KiB); a larger footer is read again whole",
         source: "pola-rs/polars crates/polars-io/src/parquet/read/ (2.1.0)",
@@ -1173,7 +1181,7 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
-        name: "POLARS_INFLIGHT_INIT_BYTE_BUDGET",
+        name: POLARS_INFLIGHT_INIT_BYTE_BUDGET,
         kind: Kind::Bytes { min: 8 << 20, max: u64::MAX },
         doc: "the in-flight byte budget the adaptive controller starts from (max(ceil(POLARS_MAX_THREADS / 8), 4) x the chunk size: 32 MiB on 16 threads); each GET holds min(length, chunk size) of it, and it never falls under the chunk size",
         source: "pola-rs/polars crates/polars-io/src/cloud/concurrency/mod.rs get_init_byte_budget (2.1.0)",
@@ -1201,7 +1209,7 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
-        name: "POLARS_RESOLVE_SAMPLE_LIMIT",
+        name: POLARS_RESOLVE_SAMPLE_LIMIT,
         kind: Kind::Count { min: 1, max: 1 << 20, unlimited: false },
         doc: "footers read at plan time at most, file 0 included (max(POLARS_MAX_THREADS, 16)): file 0 and an even stride of the others",
         source: "pola-rs/polars crates/polars-plan/src/plans/parquet_footers.rs footer_budget, crates/polars-io/src/pl_async.rs get_concurrency_limit (2.1.0)",

@@ -5,6 +5,7 @@ mod metadata;
 mod paths;
 mod schema;
 
+use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 use layout::{IcebergMetadata, Table};
@@ -47,13 +48,23 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
         source,
     };
     let value: serde_json::Value = serde_json::from_slice(&text).map_err(json_err)?;
-    let meta: TableMetadata = serde_json::from_value(value.clone()).map_err(json_err)?;
+    // Read from the parsed tree in place (a clone of a metadata file of up to 1 GiB would
+    // double what the tree holds).
+    let meta = TableMetadata::deserialize(&value).map_err(json_err)?;
     let iceberg_err = |what: String| RecordError::Iceberg {
         path: metadata_json.to_path_buf(),
         what,
     };
     let leaves = schema::current_leaves(&value)
         .map_err(|what| iceberg_err(format!("the current schema: {what}")))?;
+    if leaves.len() as u64 > limits::MAX_COLUMNS_PER_SCHEMA {
+        return Err(iceberg_err(format!(
+            "the current schema has {} leaf columns, past the bound of {} \
+             (limits::MAX_COLUMNS_PER_SCHEMA, docs/bounds.md)",
+            leaves.len(),
+            limits::MAX_COLUMNS_PER_SCHEMA
+        )));
+    }
     if !(1..=3).contains(&meta.format_version) {
         return Err(iceberg_err(format!(
             "format-version {} is not one this recorder knows (1, 2 or 3)",
@@ -99,12 +110,26 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
             ),
         ));
     }
+    let mut data_files: u64 = 0;
     for manifest in &manifests {
         let manifest_path = resolver.resolve(manifest, &listed_in)?;
         phase.manifest_bytes.push(file_size(&manifest_path)?);
         for entry in read_manifest(&manifest_path)? {
             if !entry.is_live_data() {
                 continue;
+            }
+            // Counted before the file is recorded: a table past the bound is refused before
+            // hours of recording, not when the layout is loaded.
+            data_files += 1;
+            if data_files > limits::MAX_FILES_PER_TABLE {
+                return Err(RecordError::invalid(
+                    &manifest_path,
+                    format!(
+                        "the manifests list more than {} live data files (limits::MAX_FILES_PER_TABLE, \
+                         docs/bounds.md)",
+                        limits::MAX_FILES_PER_TABLE
+                    ),
+                ));
             }
             if !entry.file_format.eq_ignore_ascii_case("parquet") {
                 return Err(RecordError::Iceberg {
@@ -148,7 +173,12 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
         }
     }
     let sources = vec![metadata_json.display().to_string()];
-    Ok(builder.finish(Some(phase), provenance("iceberg", sources)))
+    let table = builder.finish(Some(phase), provenance("iceberg", sources));
+    // Each file was checked as it was recorded; the table's own bounds (its totals) only now.
+    table
+        .validate()
+        .map_err(|e| RecordError::invalid(metadata_json, e.to_string()))?;
+    Ok(table)
 }
 
 fn file_size(path: &Path) -> Result<u64, RecordError> {

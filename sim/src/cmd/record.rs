@@ -14,7 +14,8 @@ pub enum RecordWhat {
         /// Output layout file (default: traces/layouts/<name>.layout).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Fail on the first file that cannot be recorded (default: skip it and say so).
+        /// Fail, writing nothing, if any file cannot be recorded (every file is read first, so
+        /// each one that cannot be is listed with why; default: skip them and say so).
         #[arg(long)]
         strict: bool,
         /// Leave out the row-group min/max statistics (a smaller layout, for tables no query

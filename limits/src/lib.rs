@@ -111,8 +111,9 @@ pub const MAX_METADATA_FILE_BYTES: u64 = 1 << 30;
 /// Rows of the test bed's request-log CSV.
 pub const MAX_REQUEST_LOG_ROWS: usize = 1_000_000;
 
-/// Bytes of a sweep CSV's comment lines (its fingerprint lists every axis value: 10,000 values
-/// of an axis are about 100 KiB), as `sim sweep merge` reads them.
+/// Bytes of any line of a sweep CSV: its comment lines (the fingerprint lists every axis value:
+/// 10,000 values of an axis are about 100 KiB) and its data rows, as `sim sweep merge`,
+/// `--resume` and the plots read them.
 pub const MAX_SWEEP_LINE_BYTES: usize = 16 << 20;
 
 /// Bytes of one recorded min or max of a string or binary column. Writers truncate theirs to

@@ -201,6 +201,18 @@ fn fit_takes_one_arm_of_a_simulated_trace() {
         !ok && err.contains("no arm `nope`") && err.contains("base, redesign"),
         "{err}"
     );
+    // A trace whose rows name no arm (a real reader's request log) refuses `--arm` at once.
+    let log = repo().join("traces/captured/peers/small-pyarrow.csv");
+    let model = tmp("log-fit.yaml");
+    let (ok, _, err) = run(&[
+        "fit",
+        log.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+        "--arm",
+        "base",
+    ]);
+    assert!(!ok && err.contains("the trace has no arms"), "{err}");
 }
 
 /// `--ablation` labels its arms by the mechanisms they run with; an override that switched one

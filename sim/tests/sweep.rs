@@ -309,3 +309,27 @@ fn resume_reads_a_bounded_first_line() {
     assert!(e.contains("MAX_SWEEP_LINE_BYTES"), "{e}");
     std::fs::remove_file(out).unwrap();
 }
+
+/// The data rows were read through the csv crate with no bound on a line (it buffers a record
+/// of any length); a row past `MAX_SWEEP_LINE_BYTES` is refused by `--resume`, not cut off with
+/// every row after it.
+#[test]
+fn resume_refuses_a_data_row_past_the_line_bound() {
+    let l = parse(&small(2, 2, "")).unwrap();
+    let out = tmp("long-data-row.csv");
+    run_sweep(&l, &opts(out.clone(), false)).unwrap();
+    let full = std::fs::read_to_string(&out).unwrap();
+    // The fingerprint, the header, then a row of point 0 with a field past the bound.
+    let mut lines: Vec<String> = full.lines().take(2).map(str::to_string).collect();
+    lines.push(format!(
+        "0,{}",
+        "9".repeat(limits::MAX_SWEEP_LINE_BYTES + 10)
+    ));
+    std::fs::write(&out, lines.join("\n") + "\n").unwrap();
+    let Err(e) = run_sweep(&l, &opts(out.clone(), true)) else {
+        panic!("a row past the bound was read");
+    };
+    let e = e.to_string();
+    assert!(e.contains("MAX_SWEEP_LINE_BYTES"), "{e}");
+    std::fs::remove_file(out).unwrap();
+}

@@ -26,7 +26,7 @@ struct Part {
     fingerprint: String,
     shard: ShardLine,
     header: csv::StringRecord,
-    rows: csv::Reader<BufReader<std::fs::File>>,
+    rows: csv::Reader<LineBounded<BufReader<std::fs::File>>>,
 }
 
 fn at(path: &Path, message: impl Into<String>) -> SweepError {
@@ -62,6 +62,50 @@ pub(crate) fn bounded_line(
     Ok(line)
 }
 
+/// A reader that fails once a line runs past `MAX_SWEEP_LINE_BYTES` without a newline: the csv
+/// crate buffers a record of any length, so a sweep file's data rows are read through it.
+pub(crate) struct LineBounded<R> {
+    inner: R,
+    since_newline: usize,
+}
+
+impl<R> LineBounded<R> {
+    pub(crate) fn new(inner: R) -> Self {
+        LineBounded {
+            inner,
+            since_newline: 0,
+        }
+    }
+}
+
+/// The message of the error [`LineBounded`] reads with.
+pub(crate) const LINE_TOO_LONG: &str =
+    "a line longer than MAX_SWEEP_LINE_BYTES (limits::MAX_SWEEP_LINE_BYTES): not a sweep CSV";
+
+impl<R: Read> Read for LineBounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let read = buf.get(..n).unwrap_or_default();
+        // The line running on from the last read ends at this read's first newline; the lines
+        // after it are inside this read (at most `buf.len()` bytes), the last still running.
+        let (ended, running) = match (
+            read.iter().position(|&b| b == b'\n'),
+            read.iter().rposition(|&b| b == b'\n'),
+        ) {
+            (Some(first), Some(last)) => (self.since_newline.saturating_add(first), n - last - 1),
+            _ => (0, self.since_newline.saturating_add(n)),
+        };
+        self.since_newline = running;
+        if ended.max(running) > MAX_SWEEP_LINE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                LINE_TOO_LONG,
+            ));
+        }
+        Ok(n)
+    }
+}
+
 /// A comment line, at most `MAX_SWEEP_LINE_BYTES`, without its newline.
 fn comment_line(path: &Path, r: &mut BufReader<std::fs::File>) -> Result<String, SweepError> {
     Ok(bounded_line(path, r)?
@@ -88,7 +132,9 @@ fn open_part(path: &Path) -> Result<Part, SweepError> {
         ));
     }
     let shard = ShardLine::parse(&second).map_err(|e| at(path, e))?;
-    let mut rows = csv::ReaderBuilder::new().has_headers(false).from_reader(r);
+    let mut rows = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .from_reader(LineBounded::new(r));
     let mut header = csv::StringRecord::new();
     if !rows
         .read_record(&mut header)
@@ -290,4 +336,46 @@ fn copy_rows<W: Write>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads `text` through [`LineBounded`] in reads of `chunk` bytes.
+    fn read_all(text: &[u8], chunk: usize) -> std::io::Result<usize> {
+        let mut r = LineBounded::new(std::io::Cursor::new(text));
+        let mut buf = vec![0u8; chunk];
+        let mut total = 0;
+        loop {
+            match r.read(&mut buf)? {
+                0 => return Ok(total),
+                n => total += n,
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_bound_fails_however_the_reads_fall() {
+        let line = |len: usize| {
+            let mut v = b"a,b\n".to_vec();
+            v.extend(std::iter::repeat_n(b'9', len));
+            v.extend(b"\nc,d\n");
+            v
+        };
+        let at_bound = line(MAX_SWEEP_LINE_BYTES);
+        let past = line(MAX_SWEEP_LINE_BYTES + 1);
+        for chunk in [7, 8192, 1 << 20] {
+            assert_eq!(
+                read_all(&at_bound, chunk).unwrap(),
+                at_bound.len(),
+                "{chunk}"
+            );
+            let e = read_all(&past, chunk).unwrap_err();
+            assert!(
+                e.to_string().contains("MAX_SWEEP_LINE_BYTES"),
+                "{chunk}: {e}"
+            );
+        }
+    }
 }

@@ -216,7 +216,7 @@ fn complete_prefix(
         .comment(Some(b'#'))
         .has_headers(false)
         .flexible(true)
-        .from_reader(reader);
+        .from_reader(super::merge::LineBounded::new(reader));
     let mut rec = csv::StringRecord::new();
     let header_ok =
         rdr.read_record(&mut rec).unwrap_or(false) && rec.iter().eq(hdr.iter().map(String::as_str));
@@ -231,8 +231,17 @@ fn complete_prefix(
     let mut before_last = keep;
     let mut point = 0usize;
     let mut in_point = 0usize;
-    // A torn last line (or any row out of order) ends the prefix.
-    while let Ok(true) = rdr.read_record(&mut rec) {
+    // A torn last line (or any row out of order) ends the prefix; a line past the bound is
+    // refused, not cut off with every row after it.
+    loop {
+        match rdr.read_record(&mut rec) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) if e.to_string().contains(super::merge::LINE_TOO_LONG) => {
+                return Err(err(format!("--resume refused: {e}")))
+            }
+            Err(_) => break,
+        }
         let expected = order.get(point).map(usize::to_string);
         if rec.len() != hdr.len() || rec.get(0) != expected.as_deref() {
             break;
@@ -276,12 +285,13 @@ pub(super) fn read_rows(
     grid: &[Vec<usize>],
 ) -> Result<Vec<SweepRow>, SweepError> {
     let err = out_err(path);
+    let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
     let mut rdr = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .has_headers(true)
-        .comment(Some(b'#'))
-        .from_path(path)
-        .map_err(|e| err(e.to_string()))?;
+        .from_reader(super::merge::LineBounded::new(std::io::BufReader::new(
+            file,
+        )));
     let mut rows = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| err(e.to_string()))?;

@@ -56,7 +56,11 @@ pub fn keep_one_arm(
         }
     }
     let keep = match arm {
-        Some(a) if !arms.is_empty() && !arms.iter().any(|x| x == a) => {
+        Some(a) if arms.is_empty() => anyhow::bail!(
+            "--arm {a}: the trace has no arms (it is not a `sim run --trace` trace, whose rows \
+             name the arm that made them); leave --arm out"
+        ),
+        Some(a) if !arms.iter().any(|x| x == a) => {
             anyhow::bail!("the trace has no arm `{a}`; its arms: {}", arms.join(", "))
         }
         Some(a) => a.to_string(),

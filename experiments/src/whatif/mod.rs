@@ -225,6 +225,8 @@ struct ChunkBuild {
 #[derive(Default)]
 struct RowGroupBuild {
     rows: u64,
+    /// The trace line that first stated `rows` (`None` before any).
+    rows_line: Option<u64>,
     chunks: BTreeMap<u32, ChunkBuild>,
 }
 
@@ -343,8 +345,26 @@ pub fn rebuild(trace: &ParsedTrace, arm: Option<&str>) -> Result<Rebuilt, WhatIf
                         "more than {MAX_ROW_GROUPS_PER_FILE} row groups"
                     )));
                 }
+                if n.row_group_rows > limits::MAX_ROWS_PER_ROW_GROUP {
+                    return Err(bad(format!(
+                        "row group {g} has {} rows, past the bound of {} \
+                         (limits::MAX_ROWS_PER_ROW_GROUP)",
+                        n.row_group_rows,
+                        limits::MAX_ROWS_PER_ROW_GROUP
+                    )));
+                }
                 let rg = f.row_groups.entry(g).or_default();
-                rg.rows = rg.rows.max(n.row_group_rows);
+                match rg.rows_line {
+                    None => (rg.rows, rg.rows_line) = (n.row_group_rows, Some(r.line)),
+                    Some(first) if rg.rows != n.row_group_rows => {
+                        return Err(bad(format!(
+                            "row group {g} has {} rows here, {} on line {first}: one row group \
+                             has one row count",
+                            n.row_group_rows, rg.rows
+                        )));
+                    }
+                    Some(_) => {}
+                }
                 let ch = rg.chunks.entry(c).or_default();
                 ch.uncompressed_bytes = ch.uncompressed_bytes.max(n.uncompressed_bytes);
                 match kind {
@@ -776,6 +796,34 @@ mod tests {
             malformed_count: 0,
             malformed: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_row_group_stated_with_two_row_counts_is_an_error_naming_both_lines() {
+        let k = NeededKind::DataPages;
+        let mut second = needed(9, 2000, 50, k, 3, 7, 5000, 92);
+        second.line = 5;
+        if let Some(n) = second.needed.as_mut() {
+            n.row_group_rows = 999;
+        }
+        let trace = parsed(vec![needed(9, 1000, 100, k, 3, 40, 5000, 92), second]);
+        let Err(e) = rebuild(&trace, None) else {
+            panic!("two row counts were taken")
+        };
+        let e = e.to_string();
+        assert!(e.contains("line 5") && e.contains("on line 2"), "{e}");
+        let mut huge = needed(9, 1000, 100, k, 3, 40, 5000, 92);
+        if let Some(n) = huge.needed.as_mut() {
+            n.row_group_rows = limits::MAX_ROWS_PER_ROW_GROUP + 1;
+        }
+        let Err(e) = rebuild(&parsed(vec![huge]), None) else {
+            panic!("a row count past the bound was taken")
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("line 2") && e.contains("MAX_ROWS_PER_ROW_GROUP"),
+            "{e}"
+        );
     }
 
     #[test]

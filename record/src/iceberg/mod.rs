@@ -71,6 +71,7 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
             meta.format_version
         )));
     }
+    let leaf_index = schema::LeafIndex::new(&leaves);
     let resolver = Resolver::new(&meta.location, metadata_json);
     let mut phase = IcebergMetadata {
         metadata_json_bytes: text.len() as u64,
@@ -143,9 +144,11 @@ pub fn record_iceberg(metadata_json: &Path) -> Result<Table, RecordError> {
             let data_path = resolver.resolve(&entry.file_path, &manifest_path)?;
             let recorded = record_parquet_file(&data_path, resolver.relative(&entry.file_path))?;
             let recorded =
-                schema::to_table_order(recorded, &leaves).map_err(|what| RecordError::Iceberg {
-                    path: data_path.clone(),
-                    what: format!("matching its columns to the table's by field id: {what}"),
+                schema::to_table_order(recorded, &leaves, &leaf_index).map_err(|what| {
+                    RecordError::Iceberg {
+                        path: data_path.clone(),
+                        what: format!("matching its columns to the table's by field id: {what}"),
+                    }
                 })?;
             if recorded.layout.size_bytes != entry.file_size_in_bytes {
                 return Err(RecordError::Iceberg {

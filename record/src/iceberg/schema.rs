@@ -6,6 +6,25 @@ use serde_json::Value;
 
 use crate::parquet_file::RecordedFile;
 
+/// The current schema's leaves by field id and by name (the first of each, as a scan in schema
+/// order finds it), built once a table.
+pub(crate) struct LeafIndex {
+    by_id: std::collections::BTreeMap<i32, usize>,
+    by_name: std::collections::BTreeMap<String, usize>,
+}
+
+impl LeafIndex {
+    pub(crate) fn new(leaves: &[Leaf]) -> Self {
+        let mut by_id = std::collections::BTreeMap::new();
+        let mut by_name = std::collections::BTreeMap::new();
+        for (i, l) in leaves.iter().enumerate() {
+            by_id.entry(l.field_id).or_insert(i);
+            by_name.entry(l.name.clone()).or_insert(i);
+        }
+        LeafIndex { by_id, by_name }
+    }
+}
+
 /// One primitive column of the current schema: its field id and its path, joined with '.' the
 /// way Parquet names the leaf (`a.b` in a struct, `a.list.element`, `m.key_value.key`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,20 +117,28 @@ fn join(prefix: &str, name: &str) -> String {
 /// written before a column was added lacks it; that is supported when the missing columns come
 /// after every column the file has (Iceberg adds columns at the end): the file's schema is then
 /// a prefix of the table's, and a query of a missing column reads nothing from that file.
-pub(crate) fn to_table_order(file: RecordedFile, leaves: &[Leaf]) -> Result<RecordedFile, String> {
+pub(crate) fn to_table_order(
+    file: RecordedFile,
+    leaves: &[Leaf],
+    index: &LeafIndex,
+) -> Result<RecordedFile, String> {
     let mut order: Vec<(usize, usize)> = Vec::new(); // (table position, file column)
+                                                     // The file column each table position took, so a second match is found at once (a scan
+                                                     // of `order` made a wide file quadratic).
+    let mut taken: std::collections::BTreeMap<usize, usize> = Default::default();
     for (i, (name, id)) in file.columns.iter().zip(&file.field_ids).enumerate() {
         let pos = match id {
-            Some(id) => leaves.iter().position(|l| l.field_id == *id),
-            None => leaves.iter().position(|l| l.name == *name),
+            Some(id) => index.by_id.get(id),
+            None => index.by_name.get(name.as_str()),
         };
-        if let Some(p) = pos {
-            if let Some((_, j)) = order.iter().find(|(q, _)| *q == p) {
+        if let Some(&p) = pos {
+            if let Some(&j) = taken.get(&p) {
                 return Err(format!(
                     "columns `{}` and `{name}` both match `{}` (field id {})",
-                    file.columns[*j], leaves[p].name, leaves[p].field_id
+                    file.columns[j], leaves[p].name, leaves[p].field_id
                 ));
             }
+            taken.insert(p, i);
             order.push((p, i));
         }
     }
@@ -228,7 +255,7 @@ mod tests {
         let mut f = file(&[("qty", Some(3)), ("dropped", Some(2)), ("id", Some(1))]);
         let mm = |v| layout::MinMax::new(layout::StatValue::Int(v), layout::StatValue::Int(v));
         f.layout.row_groups[0].statistics = vec![mm(30), None, mm(10)];
-        let t = to_table_order(f, &table()).unwrap();
+        let t = to_table_order(f, &table(), &LeafIndex::new(&table())).unwrap();
         // The statistics move with their chunks.
         assert_eq!(t.layout.row_groups[0].statistics, [mm(10), mm(30)]);
         assert_eq!(t.columns, ["id", "quantity"]);
@@ -243,16 +270,30 @@ mod tests {
 
     #[test]
     fn without_field_ids_columns_match_by_name() {
-        let t = to_table_order(file(&[("price", None), ("id", None)]), &table());
+        let t = to_table_order(
+            file(&[("price", None), ("id", None)]),
+            &table(),
+            &LeafIndex::new(&table()),
+        );
         let e = t.unwrap_err();
         assert!(e.contains("has `price` but not `quantity`"), "{e}");
-        let t = to_table_order(file(&[("quantity", None), ("id", None)]), &table()).unwrap();
+        let t = to_table_order(
+            file(&[("quantity", None), ("id", None)]),
+            &table(),
+            &LeafIndex::new(&table()),
+        )
+        .unwrap();
         assert_eq!(t.columns, ["id", "quantity"]);
     }
 
     #[test]
     fn two_columns_of_one_field_are_an_error() {
-        let e = to_table_order(file(&[("a", Some(1)), ("b", Some(1))]), &table()).unwrap_err();
+        let e = to_table_order(
+            file(&[("a", Some(1)), ("b", Some(1))]),
+            &table(),
+            &LeafIndex::new(&table()),
+        )
+        .unwrap_err();
         assert!(e.contains("both match `id`"), "{e}");
     }
 }

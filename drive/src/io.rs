@@ -120,6 +120,9 @@ impl IoWorld {
             S3Client::new(&r.store, rngs.stream(engine::Subsystem::Store, replication))
                 .map_err(|e| model(&e))?;
         client.set_trace(record_trace);
+        client.set_jitter_rng(
+            rngs.stream(engine::Subsystem::Named("store_retry_jitter"), replication),
+        );
         client.set_request_cpu(r.cpu.request_cpu());
         let object_sizes: Vec<u64> = r.table.files.iter().map(|f| f.size_bytes).collect();
         let page_cache = match &r.page_cache {
@@ -440,6 +443,21 @@ impl IoWorld {
                 self.background.push(*remote);
             }
         }
+        // Bypassing GETs fill nothing: one outside this read (a page-cache block's rounding)
+        // serves nobody and is not sent.
+        for bypass in &plan.bypass {
+            let r = clip(*bypass, clipped);
+            if r.is_empty() {
+                continue;
+            }
+            covered.push((
+                r,
+                Piece::Get {
+                    get: *bypass,
+                    fill_fs_cache: false,
+                },
+            ));
+        }
         covered.sort_by_key(|p| p.0.start);
         // Whatever the plan leaves uncovered is read from the store directly.
         let mut at = clipped.start;
@@ -637,7 +655,13 @@ impl IoWorld {
             }
             ClientEvent::Failed { reason, .. } => {
                 self.gets.remove(&token);
-                if let Some((fc, _)) = &mut self.fs_cache {
+                // Only a GET that claimed its bytes drops the claim (a bypassing GET has none:
+                // its range may equal another read's claim).
+                let claimed = match purpose {
+                    GetPurpose::Fragment { fill_fs_cache, .. } => fill_fs_cache,
+                    GetPurpose::Background => true,
+                };
+                if let (true, Some((fc, _))) = (claimed, &mut self.fs_cache) {
                     fc.abort(object, range);
                 }
                 if let GetPurpose::Fragment { read, .. } = purpose {

@@ -233,6 +233,11 @@ fn bad_specs_name_the_key() {
             "price.per_1000_gets_usd",
         ),
         (
+            "price: {per_1000_gets_usd: 0}",
+            "price: {per_1000_gets_usd: 0, per_1000_lists_usd: -1}",
+            "price.per_1000_lists_usd",
+        ),
+        (
             "nic: 10Gbit/s",
             "nic: 10Gbit/s\nfaults: {error_rate: 1.5}",
             "faults.error_rate",

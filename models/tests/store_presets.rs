@@ -70,7 +70,9 @@ fn s3_standard_latency_grows_about_20ms_per_mib() {
 #[test]
 fn s3_standard_250_large_gets_approach_the_nic() {
     // "with 16 MiB requests, about 200-250 concurrent requests saturate a 100 Gbit/s instance",
-    // while one stream alone gets 55-60 MiB/s (above).
+    // while one stream alone gets 55-60 MiB/s (above). The same source's "median about 75
+    // Gbit/s achieved on S3" at that depth is not reproduced (about 90 here; the preset's
+    // `source:` says so): this checks the saturation, not that median.
     let spec = StoreSpec::preset("s3-standard").unwrap();
     let n = 5_000;
     let run = closed_loop(&spec, 4, 250, &vec![(16 * MIB, 0); n]);
@@ -162,5 +164,8 @@ fn s3_standard_findings_preset() {
     assert!((65.0..=86.0).contains(&p50), "4.3 MB GET p50 {p50} ms");
     let gb_s = 5_000.0 * 4.3e6 / (big.end_ns as f64 / 1e9) / 1e9;
     eprintln!("findings 4.3 MB at 25 in flight: {gb_s:.2} GB/s");
+    // About 1.5 GB/s here (25 x 4.3 MB over a mean first byte of about 24 ms and 48 ms of
+    // transfer), 12% under "about 1.7": the GET latencies above are the fitted figures, and
+    // the rate follows from them; 1.4 is the tolerance's lower edge, not the figure.
     assert!((1.4..=2.0).contains(&gb_s), "{gb_s} GB/s per node");
 }

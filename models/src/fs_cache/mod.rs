@@ -176,14 +176,21 @@ pub struct FsPlan {
     /// it: base opens to the segment end). One per segment; the read's bytes within each are
     /// `clip(get, read)`.
     pub remote: Vec<ByteRange>,
+    /// GETs around a download in progress (another read's claim): they read the needed bytes
+    /// and fill nothing, so completing or failing one must not touch that claim.
+    pub bypass: Vec<ByteRange>,
     /// Downloads to queue after the read; no reader waits for them.
     pub background: Vec<ByteRange>,
 }
 
 impl FsPlan {
-    /// Bytes the remote GETs will fetch.
+    /// Bytes the remote GETs (bypassing ones included) will fetch.
     pub fn remote_bytes(&self) -> u64 {
-        self.remote.iter().map(|r| r.len()).sum()
+        self.remote
+            .iter()
+            .chain(&self.bypass)
+            .map(|r| r.len())
+            .sum()
     }
     /// Bytes the background downloads will fetch.
     pub fn background_bytes(&self) -> u64 {
@@ -191,7 +198,8 @@ impl FsPlan {
     }
 }
 
-/// Counters since the cache was built (warming excluded).
+/// Counters since the cache was built (warming excluded, except `evictions`: warming a cache
+/// past its size evicts, and those count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct FsCacheStats {
     /// Bytes reads asked for (clipped to the object).
@@ -306,6 +314,7 @@ impl FsCache {
     ) {
         plan.local.clear();
         plan.remote.clear();
+        plan.bypass.clear();
         plan.background.clear();
         let (a, b) = (range.start, range.end.min(object_size));
         if a >= b {
@@ -343,6 +352,7 @@ impl FsCache {
                 let get = if s.is_downloading() {
                     // Another GET is filling this segment; read the needed bytes around it.
                     self.stats.bypass_bytes += missing.len();
+                    plan.bypass.push(missing);
                     missing
                 } else {
                     let end = if cap_at_alignment {
@@ -352,11 +362,11 @@ impl FsCache {
                     };
                     let get = ByteRange::new(s.downloaded_end, end);
                     s.claim(get);
+                    plan.remote.push(get);
                     get
                 };
                 self.stats.remote_gets += 1;
                 self.stats.remote_bytes += get.len();
-                plan.remote.push(get);
             }
             if background && !s.is_complete() {
                 let rest = ByteRange::new(s.claimed_end(), s.end);

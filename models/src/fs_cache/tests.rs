@@ -130,14 +130,51 @@ fn a_second_read_while_a_segment_downloads_bypasses_for_its_own_bytes() {
     );
     let read = ByteRange::with_len(6 * MIB, 8 * KIB);
     let second = fc.plan(1, SIZE, read, FsCacheMode::Base);
-    assert_eq!(second.remote, vec![read]);
+    assert_eq!(second.bypass, vec![read]);
+    assert!(second.remote.is_empty(), "a bypassing GET claims nothing");
     assert!(second.background.is_empty());
     assert_eq!(fc.stats().bypass_bytes, read.len());
-    // Bypassed bytes are not cached; the first GET's are.
-    fc.complete(1, read);
+    assert_eq!(second.remote_bytes(), read.len());
+    // Bypassed bytes are not cached (the driver completes no bypassing GET); the first
+    // GET's are.
     assert_eq!(fc.held_bytes(1, read), 0);
     complete_all(&mut fc, 1, &first);
     assert_eq!(fc.held_bytes(1, ByteRange::new(4 * MIB, 8 * MIB)), 4 * MIB);
+}
+
+/// A bypassing GET whose range equals another read's claim (the audit's case: X claims
+/// [4, 8) MiB, Y needs [3, 9) MiB and reads [4, 8) around it) is in `bypass`, so the driver
+/// neither completes nor aborts the claim with it: the claim stays until X's GET ends.
+#[test]
+fn a_bypass_equal_to_a_claim_is_kept_apart_from_it() {
+    let mut fc = FsCache::new(&spec()).unwrap();
+    let first = fc.plan(
+        1,
+        SIZE,
+        ByteRange::with_len(5 * MIB, 4 * KIB),
+        FsCacheMode::Base,
+    );
+    assert_eq!(first.remote, vec![ByteRange::new(4 * MIB, 8 * MIB)]);
+    let second = fc.plan(1, SIZE, ByteRange::new(3 * MIB, 9 * MIB), FsCacheMode::Base);
+    assert!(
+        second.bypass.contains(&ByteRange::new(4 * MIB, 8 * MIB)),
+        "{second:?}"
+    );
+    assert!(
+        !second.remote.contains(&ByteRange::new(4 * MIB, 8 * MIB)),
+        "{second:?}"
+    );
+    // A third read of the segment still sees it downloading (no second full download).
+    let third = fc.plan(
+        1,
+        SIZE,
+        ByteRange::with_len(6 * MIB, 4 * KIB),
+        FsCacheMode::Base,
+    );
+    assert!(
+        third.remote.is_empty() && !third.bypass.is_empty(),
+        "{third:?}"
+    );
 }
 
 #[test]
@@ -316,7 +353,7 @@ proptest! {
             let plan = fc.plan(r.object, SIZE, range, mode);
             // Local pieces and the needed parts of the GETs tile the read exactly.
             let mut pieces: Vec<ByteRange> = plan.local.clone();
-            pieces.extend(plan.remote.iter().map(|g| ByteRange::new(g.start.max(need.start), g.end.min(need.end))));
+            pieces.extend(plan.remote.iter().chain(&plan.bypass).map(|g| ByteRange::new(g.start.max(need.start), g.end.min(need.end))));
             pieces.retain(|p| !p.is_empty());
             pieces.sort_by_key(|p| p.start);
             let mut cursor = need.start;
@@ -337,7 +374,7 @@ proptest! {
             fc.complete(o, g);
         }
         prop_assert!(fc.stats().used_bytes <= s.max_size.get());
-        prop_assert!(fc.stats().written_bytes <= fc.stats().remote_bytes + fc.stats().background_bytes);
+        prop_assert!(fc.stats().written_bytes <= fc.stats().remote_bytes - fc.stats().bypass_bytes + fc.stats().background_bytes);
     }
 }
 

@@ -173,7 +173,8 @@ pub struct Fragment {
     pub read_through_bytes: u64,
 }
 
-/// Counters since the cache was built (warming excluded).
+/// Counters since the cache was built (warming excluded, except `evictions`: warming a cache
+/// past its size evicts, and those count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PageCacheStats {
     /// Blocks served from the cache.

@@ -147,7 +147,8 @@ pub struct StoreStats {
     pub failures: u64,
     /// Hedged attempts sent.
     pub hedges: u64,
-    /// Attempts aborted because a sibling answered first.
+    /// Attempts aborted: a sibling (a hedge, or the attempt it hedged) answered first, or the
+    /// reader cancelled the read.
     pub aborted: u64,
     /// Dollars: requests plus bytes.
     pub cost_usd: f64,
@@ -214,6 +215,9 @@ pub struct S3Client {
     bandwidth: Sampler,
     first_byte_per_mib_ns: f64,
     rng: Pcg64,
+    /// Retry backoff's jitter, a stream of its own: drawn only when an attempt fails, so from
+    /// the attempts' stream it would shift every later sample after the first retry.
+    jitter_rng: Pcg64,
     timers: EventQueue<Timer>,
     link: SharedLink,
     /// By token; looked up on every event, never walked (`rustc_hash` has no random state).
@@ -235,7 +239,8 @@ pub struct S3Client {
 
 impl S3Client {
     /// A client for `spec`, drawing from `rng` (give it its own stream, e.g.
-    /// `RngStreams::stream_for(Subsystem::Store, node, replication)`).
+    /// `RngStreams::stream_for(Subsystem::Store, node, replication)`); the retry jitter draws
+    /// from a fixed stream until [`S3Client::set_jitter_rng`] gives it one.
     pub fn new(spec: &StoreSpec, rng: Pcg64) -> Result<Self, StoreError> {
         spec.validate()?;
         Ok(S3Client {
@@ -243,6 +248,7 @@ impl S3Client {
             bandwidth: Sampler::new("stream_bandwidth", &spec.stream_bandwidth)?,
             first_byte_per_mib_ns: spec.first_byte_per_mib.0 as f64,
             rng,
+            jitter_rng: Pcg64::new(0, 0),
             timers: EventQueue::with_capacity(1024),
             link: SharedLink::new(spec.nic.0, spec.progress_chunk.0),
             reads: FxHashMap::default(),
@@ -683,12 +689,18 @@ impl S3Client {
         ));
     }
 
+    /// The stream the retry backoff's jitter draws from (give it its own, e.g.
+    /// `RngStreams::stream(Subsystem::Named("store_retry_jitter"), replication)`).
+    pub fn set_jitter_rng(&mut self, rng: Pcg64) {
+        self.jitter_rng = rng;
+    }
+
     /// Exponential backoff before retry number `failed` (1-based), with jitter in [50%, 100%].
     fn backoff_ns(&mut self, failed: u32) -> u64 {
         let r = &self.spec.retry;
         let base = r.backoff_initial.0 as f64 * 2f64.powi(failed.saturating_sub(1).min(62) as i32);
         let capped = base.min(r.backoff_max.0 as f64);
-        let jitter: f64 = self.rng.random();
+        let jitter: f64 = self.jitter_rng.random();
         (capped * (0.5 + 0.5 * jitter)).round() as u64
     }
 

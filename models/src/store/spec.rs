@@ -422,6 +422,7 @@ impl StoreSpec {
         }
         for (key, p) in [
             ("price.per_1000_gets_usd", self.price.per_1000_gets_usd),
+            ("price.per_1000_lists_usd", self.price.per_1000_lists_usd),
             ("price.per_gb_usd", self.price.per_gb_usd),
         ] {
             if !(p >= 0.0 && p.is_finite()) {

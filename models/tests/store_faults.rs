@@ -392,3 +392,33 @@ fn first_byte_grows_with_size_when_asked() {
     );
     assert_eq!(out.len(), 5);
 }
+
+/// Every attempt draws its first byte, bandwidth and outcome in the same order whatever
+/// happens, and the retry backoff's jitter comes from a stream of its own: so the k-th attempt
+/// has the same first byte with and without injected errors (the jitter drew from the
+/// attempts' stream until 2026-12-07, and every attempt after the first retry moved).
+#[test]
+fn a_retry_does_not_shift_later_attempts_samples() {
+    let reads: Vec<(u64, u32)> = (0..400).map(|_| (MIB, 0)).collect();
+    let clean = closed_loop(&spec_with(""), 21, 1, &reads);
+    let faulty = closed_loop(
+        &spec_with("faults: {error_rate: 0.2}\nretry: {max_attempts: 30, backoff_initial: 25ms, backoff_max: 1s}\n"),
+        21,
+        1,
+        &reads,
+    );
+    assert!(
+        faulty.stats.retries > 20,
+        "{} retries",
+        faulty.stats.retries
+    );
+    let first_byte = |a: &models::store::Attempt| a.first_byte_ns.map(|f| f - a.start_ns);
+    let mut compared = 0;
+    for (k, (c, f)) in clean.attempts.iter().zip(&faulty.attempts).enumerate() {
+        if c.status == 206 && f.status == 206 {
+            assert_eq!(first_byte(c), first_byte(f), "attempt {k}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 250, "only {compared} attempts compared");
+}

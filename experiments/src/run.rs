@@ -93,6 +93,8 @@ pub enum ScenarioRunError {
     NoSuchCase(String, String),
     #[error("no arm is called {0}; the scenario has: {1}")]
     NoSuchArm(String, String),
+    #[error("{0} replications asked for: give between 1 and {max} (limits::MAX_REPLICATIONS)", max = limits::MAX_REPLICATIONS)]
+    TooManyReplications(u32),
     #[error(
         "--ablation: case {case}: arm {arm} would run {state} (an override sets the mechanisms \
          the ablation sets itself): drop the override of r1..r8, or run without --ablation"
@@ -262,6 +264,10 @@ pub fn run_scenario_keeping_trace(
             r.arms.retain(|a| opts.arms.contains(&a.name));
         }
         if let Some(n) = opts.replications {
+            // Checked here as well as by each command: a caller of this library may skip it.
+            if n > limits::MAX_REPLICATIONS {
+                return Err(ScenarioRunError::TooManyReplications(n).into());
+            }
             r.replications = n.max(1);
         }
         if let Some(seed) = opts.seed {

@@ -38,7 +38,9 @@ pub enum Fault {
     SlowDown { count: u64 },
     /// The connection is closed before the response.
     ResetBeforeResponse,
-    /// The head and half the body are sent, then the connection is closed.
+    /// The head and half the body are handed to the server, then the connection is closed
+    /// (the server may close before flushing them: the client can receive less, or nothing,
+    /// while the request log counts half; a known defect, README "The test bed").
     ResetMidBody,
     /// The head and half the body are sent, then nothing for `stall_ns`, then the connection is
     /// closed.

@@ -85,6 +85,14 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         timeline: args.timeline.is_some(),
         ..Default::default()
     };
+    // Each warm connection is a request in flight at once: bounded as any pool of threads.
+    if u64::from(args.warm_connections) > limits::MAX_THREADS {
+        anyhow::bail!(
+            "--warm-connections {}: give at most {} (limits::MAX_THREADS)",
+            args.warm_connections,
+            limits::MAX_THREADS
+        );
+    }
     let rt = drive_s3::runtime(args.io_workers)?;
     let runner = Measured::new(store, &rt, args.warm_connections, true);
     let started = std::time::Instant::now();

@@ -537,14 +537,14 @@ const HADOOP_SEEK: Accessors = policy_bytes!(HadoopS3a, min_seek_bytes);
 const HADOOP_MERGED: Accessors = policy_bytes!(HadoopS3a, max_merged_bytes);
 const POLARS_CHUNK: Accessors = policy_bytes!(Polars, chunk_size_bytes);
 
-/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of a Polars strategy (its default elsewhere).
+/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of a Polars strategy, as its reader takes it
+/// (8 MiB, Polars' default, for a strategy without the Polars policy: only Polars honours the
+/// settings that ask).
 fn polars_chunk_bytes(s: &Strategy) -> u64 {
-    match &s.peer_policy {
-        Some(CoalescePolicy::Polars {
-            chunk_size_bytes, ..
-        }) => *chunk_size_bytes,
-        _ => 8 << 20,
-    }
+    s.peer_policy
+        .as_ref()
+        .and_then(crate::peer::polars_chunk_bytes)
+        .unwrap_or(8 << 20)
 }
 
 /// Every setting, in listing order.

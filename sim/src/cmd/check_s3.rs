@@ -88,15 +88,8 @@ pub fn run(args: CheckArgs) -> Result<()> {
     }
     // Bounded as every replication count is (`MAX_REPLICATIONS`): 4e9 aborted on an
     // allocation of 64 GB.
-    let max = experiments::sweep::MAX_REPLICATIONS;
-    let bounded = |flag: &str, n: u32| -> Result<u32> {
-        if n == 0 || n > max {
-            bail!("--{flag} {n}: give between 1 and {max} replications (limits::MAX_REPLICATIONS)");
-        }
-        Ok(n)
-    };
-    cfg.measured_reps = bounded("measured-reps", args.measured_reps)?;
-    cfg.simulated_reps = bounded("simulated-reps", args.simulated_reps)?;
+    cfg.measured_reps = super::replications("measured-reps", args.measured_reps)?;
+    cfg.simulated_reps = super::replications("simulated-reps", args.simulated_reps)?;
     cfg.progress = true;
     let started = std::time::Instant::now();
     let result = checks::s3check::run_check(&cfg);

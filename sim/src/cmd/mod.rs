@@ -60,13 +60,16 @@ pub fn pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
 
 /// Checks `--reps`: at least 1, at most the sweep's bound.
 pub fn reps(reps: Option<u32>) -> anyhow::Result<Option<u32>> {
+    reps.map(|n| replications("reps", n)).transpose()
+}
+
+/// Checks a replication count given as `--FLAG N`: at least 1, at most `MAX_REPLICATIONS`.
+pub fn replications(flag: &str, n: u32) -> anyhow::Result<u32> {
     let max = experiments::sweep::MAX_REPLICATIONS;
-    match reps {
-        Some(n) if n == 0 || n > max => {
-            anyhow::bail!("--reps {n}: give between 1 and {max} replications")
-        }
-        r => Ok(r),
+    if n == 0 || n > max {
+        anyhow::bail!("--{flag} {n}: give between 1 and {max} replications");
     }
+    Ok(n)
 }
 
 /// Prints what a user should know about how the overrides landed.

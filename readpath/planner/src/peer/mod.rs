@@ -9,6 +9,18 @@ pub mod knobs;
 pub mod program;
 mod readers;
 
+/// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of a Polars coalescing policy (at least 1 byte):
+/// the merge target, each GET's hold on the in-flight budget and the budget's floor. `None`
+/// for another policy.
+pub(crate) fn polars_chunk_bytes(policy: &coalescer::CoalescePolicy) -> Option<u64> {
+    match policy {
+        coalescer::CoalescePolicy::Polars {
+            chunk_size_bytes, ..
+        } => Some((*chunk_size_bytes).max(1)),
+        _ => None,
+    }
+}
+
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 

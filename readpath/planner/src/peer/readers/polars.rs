@@ -66,14 +66,11 @@ fn budgeted(chunk_bytes: u64, mut r: Request) -> Request {
 /// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of the preset's policy: the merge target, each
 /// GET's hold on the budget and the budget's floor.
 fn chunk_bytes(policy: &CoalescePolicy) -> Result<u64, PlanError> {
-    match policy {
-        CoalescePolicy::Polars {
-            chunk_size_bytes, ..
-        } => Ok((*chunk_size_bytes).max(1)),
-        other => Err(PlanError::Contract(format!(
-            "the polars reader needs the polars coalescing policy, not {other:?}"
-        ))),
-    }
+    crate::peer::polars_chunk_bytes(policy).ok_or_else(|| {
+        PlanError::Contract(format!(
+            "the polars reader needs the polars coalescing policy, not {policy:?}"
+        ))
+    })
 }
 
 /// The files read at plan time (`select_footer_indices`, stratified): `k = min(max(ceil(sqrt

@@ -394,8 +394,9 @@ impl IoWorld {
         range: ByteRange,
         by: ServedBy,
     ) {
-        self.local.push(now + ns, LocalDone { read, fragment });
-        self.push_trace(now, now + ns, now + ns, object, range, by, 200);
+        let done = now.saturating_add(ns);
+        self.local.push(done, LocalDone { read, fragment });
+        self.push_trace(now, done, done, object, range, by, 200);
     }
 
     /// Splits the fetch of `clipped` (whose block-rounded span is `fetch`) into disk reads and

@@ -53,6 +53,11 @@ pub enum RunError {
         reads_running: u64,
         reads_queued: u64,
     },
+    #[error(
+        "the simulated run would pass {bound} of virtual time (limits::MAX_VIRTUAL_TIME_NS) at \
+         {at}: a CPU, store or cache cost in the scenario is far too large (hours a task?)"
+    )]
+    TooLong { at: String, bound: String },
 }
 
 /// A run that failed, and the trace rows of the requests it had completed before (empty unless
@@ -199,6 +204,12 @@ pub fn run_in<W: World>(
                 next
             }
         };
+        if next > limits::MAX_VIRTUAL_TIME_NS {
+            return Err(RunError::TooLong {
+                at: units::format_duration_ns(now),
+                bound: units::format_duration_ns(limits::MAX_VIRTUAL_TIME_NS),
+            });
+        }
         // The world's events, then every stand-in that is due, fed in time order (a real
         // world's stamps may trail a time the reader has already seen).
         cpu.due(r, next, &mut batch);
@@ -284,8 +295,9 @@ impl CpuStandIns {
         let ns = r.cpu.decode_ns(d.compressed_bytes, d.decoded_bytes);
         self.decodes_running += 1;
         self.peak_decodes = self.peak_decodes.max(self.decodes_running);
+        // Saturating: a time past `MAX_VIRTUAL_TIME_NS` ends the run with an error, not a wrap.
         self.local.push(
-            now + ns,
+            now.saturating_add(ns),
             Local::DecodeDone {
                 id: d.id,
                 busy_ns: ns,
@@ -298,8 +310,10 @@ impl CpuStandIns {
         if ns == 0 {
             self.consumers.push(chunk);
         } else if let Some(chunk) = self.sources.offer(chunk) {
-            self.local
-                .push(now + ns, Local::SourceDone { chunk, busy_ns: ns });
+            self.local.push(
+                now.saturating_add(ns),
+                Local::SourceDone { chunk, busy_ns: ns },
+            );
         }
     }
 
@@ -324,15 +338,15 @@ impl CpuStandIns {
                         "a decode ended that was not running"
                     );
                     self.decodes_running -= 1;
-                    self.decode_busy_ns += busy_ns;
+                    self.decode_busy_ns = self.decode_busy_ns.saturating_add(busy_ns);
                     out.push((t, Event::DecodeCompleted { id }));
                 }
                 Local::SourceDone { chunk, busy_ns } => {
-                    self.consumer_busy_ns += busy_ns;
+                    self.consumer_busy_ns = self.consumer_busy_ns.saturating_add(busy_ns);
                     if let Some(next) = self.sources.done(chunk.source) {
                         let ns = r.cpu.source_ns(next.rows);
                         self.local.push(
-                            t + ns,
+                            t.saturating_add(ns),
                             Local::SourceDone {
                                 chunk: next,
                                 busy_ns: ns,
@@ -342,7 +356,7 @@ impl CpuStandIns {
                     self.consumers.push(chunk);
                 }
                 Local::Consumed { id, busy_ns } => {
-                    self.consumer_busy_ns += busy_ns;
+                    self.consumer_busy_ns = self.consumer_busy_ns.saturating_add(busy_ns);
                     self.consumers.release();
                     out.push((t, Event::ChunkConsumed { id }));
                 }
@@ -390,7 +404,7 @@ impl Consumers {
             };
             self.free -= 1;
             let ns = r.cpu.consume_ns(chunk.rows, chunk.decoded_bytes);
-            local.push(now + ns, consumed(chunk.id, ns));
+            local.push(now.saturating_add(ns), consumed(chunk.id, ns));
         }
     }
 }

@@ -105,6 +105,11 @@ fn bench(c: &mut Criterion) {
             "the engine pops what the bare heap pops"
         );
         assert_eq!(
+            hold_engine::<true>(&d, pending),
+            hold_std_heap(&d, pending),
+            "the cancellable path pops what the bare heap pops"
+        );
+        assert_eq!(
             hold_std_heap_packed(&d, pending),
             hold_std_heap(&d, pending),
             "packing the key changes no pop"

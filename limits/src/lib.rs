@@ -91,6 +91,12 @@ pub const MAX_REPLICATIONS: u32 = 10_000;
 /// instance types has 448 vCPUs, and each simulated thread costs memory and work.
 pub const MAX_THREADS: u64 = 4096;
 
+/// Virtual time one simulated run may reach, in nanoseconds (2^51 ns, about 26 days): far past
+/// any read a scenario describes, and low enough that every time sum the driver and the reader
+/// keep (a thread's busy time summed over up to [`MAX_THREADS`] threads) fits a `u64`. A run
+/// whose next event lies past it (a CPU or store cost of hours a task) fails with an error.
+pub const MAX_VIRTUAL_TIME_NS: u64 = 1 << 51;
+
 /// Evaluations `sim tune --budget` may ask for.
 pub const MAX_TUNE_BUDGET: usize = 100_000;
 
@@ -181,6 +187,7 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_GRID_POINTS", MAX_GRID_POINTS as u64),
     ("MAX_REPLICATIONS", MAX_REPLICATIONS as u64),
     ("MAX_THREADS", MAX_THREADS),
+    ("MAX_VIRTUAL_TIME_NS", MAX_VIRTUAL_TIME_NS),
     ("MAX_TUNE_BUDGET", MAX_TUNE_BUDGET as u64),
     ("MAX_TRACE_LINE_BYTES", MAX_TRACE_LINE_BYTES as u64),
     ("MAX_THRIFT_DEPTH", MAX_THRIFT_DEPTH as u64),

@@ -313,6 +313,28 @@ fn store_models_past_a_bound_are_refused_at_once() {
     }
 }
 
+#[test]
+fn costs_of_hours_a_task_end_the_run_at_the_virtual_time_bound() {
+    // A decode of 2,000 hours a task made the driver's event times and busy sums wrap past
+    // 2^64 ns (a wall time of 18,446,400,026 s printed where about 2.1e10 s was due), and
+    // 1,000 hours printed a `decode_idle` of u64::MAX ns.
+    for cost in ["1000h", "2000h"] {
+        refused(
+            &[
+                "run",
+                "scenarios/single-large-file.yaml",
+                "--case",
+                "459-row-groups",
+                "--arm",
+                "base",
+                "--set",
+                &format!("cpu.decode.per_task={cost}"),
+            ],
+            "MAX_VIRTUAL_TIME_NS",
+        );
+    }
+}
+
 /// A one-file layout of `groups` row groups, each stating `rows` rows and a chunk of
 /// `uncompressed` bytes.
 fn hostile_layout(groups: usize, rows: u64, uncompressed: u64) -> PathBuf {

@@ -132,6 +132,12 @@ impl TestBed {
         self.server.log.take()
     }
 
+    /// Requests the log dropped because more than [`crate::request_log::MAX_CSV_ROWS`] were
+    /// waiting to be taken (see [`crate::request_log::RequestLog`]).
+    pub fn dropped_requests(&self) -> u64 {
+        self.server.log.dropped()
+    }
+
     /// Turns the fault mode on with `plan` (or off, with [`crate::FaultPlan::none`]): GETs of
     /// objects are numbered from 0 again and the counts start from 0. See [`crate::faults`].
     pub fn set_faults(&self, plan: crate::FaultPlan) {

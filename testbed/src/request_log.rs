@@ -227,17 +227,28 @@ pub fn from_csv(text: &str) -> Result<Vec<RequestRecord>, String> {
     Ok(out)
 }
 
-/// The log the server writes into: records in the order their responses ended.
+/// The log the server writes into: records in the order their responses ended. It holds at most
+/// [`MAX_CSV_ROWS`] records between two takes; past that a record is dropped and counted
+/// ([`RequestLog::dropped`]), so a bed nobody drains does not grow without bound.
 #[derive(Debug, Clone)]
 pub struct RequestLog {
     records: Arc<Mutex<Vec<RequestRecord>>>,
+    dropped: Arc<std::sync::atomic::AtomicU64>,
+    /// Records held at most between two takes ([`MAX_CSV_ROWS`]).
+    capacity: usize,
     epoch: Instant,
 }
 
 impl RequestLog {
     pub(crate) fn new() -> Self {
+        Self::with_capacity(MAX_CSV_ROWS)
+    }
+
+    fn with_capacity(capacity: usize) -> Self {
         RequestLog {
             records: Arc::new(Mutex::new(Vec::new())),
+            dropped: Arc::default(),
+            capacity,
             epoch: Instant::now(),
         }
     }
@@ -248,8 +259,19 @@ impl RequestLog {
 
     fn push(&self, r: RequestRecord) {
         if let Ok(mut v) = self.records.lock() {
-            v.push(r);
+            if v.len() < self.capacity {
+                v.push(r);
+                return;
+            }
         }
+        self.dropped
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Records dropped since the bed started because the log held [`MAX_CSV_ROWS`] untaken
+    /// ones (0 for a log taken often enough).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Every record since the last take, sorted by arrival.
@@ -421,6 +443,33 @@ impl<B: Body + Unpin> Body for LoggedBody<B> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_log_drops_and_counts_records_until_taken() {
+        let log = RequestLog::with_capacity(2);
+        let record = |start_ns| RequestRecord {
+            method: "GET".into(),
+            key: "k".into(),
+            query: String::new(),
+            range_header: None,
+            range: None,
+            status: 200,
+            bytes_sent: 0,
+            object_size: None,
+            start_ns,
+            first_byte_ns: start_ns,
+            last_byte_ns: start_ns,
+            wall_unix_ms: 0,
+        };
+        for t in 0..5 {
+            log.push(record(t));
+        }
+        assert_eq!(log.dropped(), 3);
+        assert_eq!(log.take().len(), 2);
+        log.push(record(9));
+        assert_eq!(log.take().len(), 1, "a take makes room again");
+        assert_eq!(log.dropped(), 3);
+    }
 
     #[test]
     fn clf_times_are_civil_dates() {

@@ -725,7 +725,15 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
                     .map_err(err)?;
                 // Let the last responses' bodies finish their log records.
                 std::thread::sleep(std::time::Duration::from_millis(150));
-                Ok((r, bed.take_requests()))
+                let served = bed.take_requests();
+                if bed.dropped_requests() > 0 {
+                    return Err(err(format!(
+                        "the test bed's request log dropped {} requests (more than {} untaken)",
+                        bed.dropped_requests(),
+                        testbed::request_log::MAX_CSV_ROWS
+                    )));
+                }
+                Ok((r, served))
             };
             // The same read three ways: from local files (CPU only), through the bed with
             // nothing injected (the per-request costs of the client and the bed), and through

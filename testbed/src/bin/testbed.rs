@@ -195,42 +195,16 @@ fn serve(
         bed.set_faults(plan);
     }
     let bed = std::sync::Arc::new(bed);
-    if let Some(dir) = log {
-        std::fs::create_dir_all(&dir)?;
-        let bed = bed.clone();
-        let mut written = 0usize;
+    // The log is drained every 200 ms whether or not it is written: without `--log` the
+    // records are dropped, so a long-running bed does not keep every request in memory.
+    let sink = std::sync::Arc::new(std::sync::Mutex::new(LogSink::new(log)?));
+    {
+        let (bed, sink) = (bed.clone(), sink.clone());
         std::thread::spawn(move || loop {
             std::thread::sleep(std::time::Duration::from_millis(200));
-            let records = bed.take_requests();
-            if records.is_empty() {
-                continue;
+            if let Ok(mut sink) = sink.lock() {
+                sink.drain(&bed);
             }
-            let mut access = String::new();
-            for (i, r) in records.iter().enumerate() {
-                access.push_str(&r.access_log_line(bed.bucket(), written + i));
-                access.push('\n');
-            }
-            let csv = testbed::request_log::to_csv(&records);
-            let append = |name: &str, text: &str, skip_header: bool| {
-                use std::io::Write;
-                let path = dir.join(name);
-                let new = !path.exists();
-                let text = if skip_header && !new {
-                    text.split_once('\n').map_or("", |x| x.1)
-                } else {
-                    text
-                };
-                if let Ok(mut f) = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&path)
-                {
-                    let _ = f.write_all(text.as_bytes());
-                }
-            };
-            append("access.log", &access, false);
-            append("requests.csv", &csv, true);
-            written += records.len();
         });
     }
     eprintln!("serving until Ctrl-C");
@@ -238,10 +212,87 @@ fn serve(
         .enable_all()
         .build()?;
     waiter.block_on(tokio::signal::ctrl_c())?;
+    // Requests still being answered end within this; then the last of the log is written here,
+    // not left to the draining thread's next turn.
     std::thread::sleep(std::time::Duration::from_millis(300));
+    if let Ok(mut sink) = sink.lock() {
+        sink.drain(&bed);
+    }
     drop(bed);
     eprintln!("stopped");
     Ok(())
+}
+
+/// Where `serve` puts the request log: appended to `DIR/access.log` and `DIR/requests.csv`, or
+/// dropped without `--log`.
+struct LogSink {
+    dir: Option<PathBuf>,
+    /// Records written so far (the access log's request ids continue from it).
+    written: usize,
+    /// Whether a write failed (said once on stderr, not once per drain).
+    failed: bool,
+    /// Records the bed's log dropped, as last said on stderr.
+    dropped: u64,
+}
+
+impl LogSink {
+    fn new(dir: Option<PathBuf>) -> std::io::Result<Self> {
+        if let Some(dir) = &dir {
+            std::fs::create_dir_all(dir)?;
+        }
+        Ok(LogSink {
+            dir,
+            written: 0,
+            failed: false,
+            dropped: 0,
+        })
+    }
+
+    /// Takes every record the bed has ended since the last drain and appends them.
+    fn drain(&mut self, bed: &TestBed) {
+        let records = bed.take_requests();
+        let dropped = bed.dropped_requests();
+        if dropped > self.dropped && self.dir.is_some() {
+            eprintln!(
+                "error: the request log dropped {dropped} requests so far (too many at once)"
+            );
+        }
+        self.dropped = dropped;
+        let Some(dir) = &self.dir else { return };
+        if records.is_empty() {
+            return;
+        }
+        let mut access = String::new();
+        for (i, r) in records.iter().enumerate() {
+            access.push_str(&r.access_log_line(bed.bucket(), self.written + i));
+            access.push('\n');
+        }
+        let csv = testbed::request_log::to_csv(&records);
+        let result = append(&dir.join("access.log"), &access, false)
+            .and_then(|()| append(&dir.join("requests.csv"), &csv, true));
+        if let Err(e) = result {
+            if !self.failed {
+                eprintln!("error: writing the request log in {}: {e}", dir.display());
+            }
+            self.failed = true;
+        }
+        self.written += records.len();
+    }
+}
+
+/// Appends `text` to `path`; a CSV's header line only when the file is new.
+fn append(path: &std::path::Path, text: &str, skip_header: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    let text = if skip_header && path.exists() {
+        text.split_once('\n').map_or("", |x| x.1)
+    } else {
+        text
+    };
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(text.as_bytes())
 }
 
 fn shapes(

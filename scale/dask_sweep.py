@@ -4,8 +4,11 @@ machine would have written, byte for byte.
 Each task runs the `sim` binary on one shard (`--shard K/N`) in a temporary directory of its
 worker and returns the part's text; the client writes the parts under --parts-dir and runs
 `sim sweep merge`. No storage needs to be shared, but every worker needs the `sim` binary and
-the scenario (with any layout it names) at the same paths. A task that fails is retried
-(--retries, Dask's own retries); progress goes to stderr as shards finish.
+the scenario (with any layout it names) at the same paths (a scenario path that exists here is
+made absolute). A task that fails is retried (--retries, Dask's own retries); a shard that still
+fails does not stop the others: every finished part is kept under --parts-dir, the failures are
+listed and nothing is merged, and running the same command again runs only the shards without
+a part. Progress goes to stderr as shards finish.
 
 Usage:
   dask_sweep.py --shards N [--scheduler ADDRESS | --local-workers W] [--sim PATH]
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 
 def run_shard(sim, sweep_args, index, count):
@@ -64,6 +68,10 @@ def main(argv):
     from dask.distributed import Client, LocalCluster, as_completed
 
     sim = os.path.abspath(args.sim) if os.sep in args.sim else args.sim
+    # The scenario as every worker must find it: absolute when it exists here.
+    sweep = list(args.sweep)
+    if os.path.exists(sweep[0]):
+        sweep[0] = os.path.abspath(sweep[0])
     parts_dir = args.parts_dir or os.path.splitext(os.path.abspath(args.output))[0] + "-parts"
     os.makedirs(parts_dir, exist_ok=True)
     cluster = None
@@ -78,30 +86,46 @@ def main(argv):
         )
         client = Client(cluster)
     started = time.monotonic()
+    part = lambda k: os.path.join(parts_dir, f"part-{k}-of-{args.shards}.csv")
+    # A part is written whole (renamed into place), so one that exists is a finished shard.
+    todo = [k for k in range(args.shards) if not os.path.exists(part(k))]
+    if len(todo) < args.shards:
+        print(
+            f"dask_sweep: {args.shards - len(todo)} of {args.shards} parts already in {parts_dir}; "
+            f"running the other {len(todo)}",
+            file=sys.stderr,
+        )
+    # Task names unique to this run: two sweeps of N shards on one shared scheduler would
+    # otherwise be handed each other's results.
+    run_id = uuid.uuid4().hex[:12]
+    failures = []
     try:
         futures = {
             client.submit(
                 run_shard,
                 sim,
-                args.sweep,
+                sweep,
                 k,
                 args.shards,
-                key=f"sim-shard-{k}-of-{args.shards}",
+                key=f"sim-shard-{k}-of-{args.shards}-{run_id}",
                 retries=args.retries,
                 pure=False,
             ): k
-            for k in range(args.shards)
+            for k in todo
         }
-        paths = []
         for n, fut in enumerate(as_completed(futures), start=1):
             k = futures[fut]
-            text = fut.result()
-            path = os.path.join(parts_dir, f"part-{k}-of-{args.shards}.csv")
-            with open(path, "w", encoding="utf-8", newline="") as f:
+            try:
+                text = fut.result()
+            except Exception as e:  # a shard that failed for good: the others go on
+                failures.append((k, e))
+                print(f"dask_sweep: shard {k}/{args.shards} failed: {e}", file=sys.stderr)
+                continue
+            with open(part(k) + ".tmp", "w", encoding="utf-8", newline="") as f:
                 f.write(text)
-            paths.append(path)
+            os.replace(part(k) + ".tmp", part(k))
             print(
-                f"dask_sweep: shard {k}/{args.shards} done ({n} of {args.shards}, "
+                f"dask_sweep: shard {k}/{args.shards} done ({n} of {len(todo)}, "
                 f"{time.monotonic() - started:.1f}s)",
                 file=sys.stderr,
             )
@@ -109,7 +133,15 @@ def main(argv):
         client.close()
         if cluster is not None:
             cluster.close()
-    paths.sort()
+    if failures:
+        print(
+            f"dask_sweep: {len(failures)} of {args.shards} shards failed "
+            f"({', '.join(str(k) for k, _ in sorted(failures))}); the finished parts are in "
+            f"{parts_dir}: run the same command again to run only the missing ones",
+            file=sys.stderr,
+        )
+        return 1
+    paths = [part(k) for k in range(args.shards)]
     merged = subprocess.run([sim, "sweep", "merge", *paths, "-o", args.output])
     return merged.returncode
 

@@ -6,7 +6,11 @@ the study lives in Optuna's RDB storage, so its samplers, `optuna-dashboard` and
 work on it. With a shared storage URL (PostgreSQL, MySQL) any number of workers on any number
 of machines can run this script on one study at once; an SQLite file serves one machine. Each
 worker seeds its sampler on its own unless `--seed` is given: give each worker a different one
-(workers with one seed propose the same trials).
+(workers with one seed propose the same trials). A seeded worker joining a study that already
+has trials (a resumed run) seeds with `--seed` plus their count, so that it does not propose
+the trials the first run made. The scenarios and `--set` overrides are checked with
+`sim validate` before the first trial; five failed trials in a row stop the worker; an
+interrupted trial is told to the study as failed.
 
 Usage:
   optuna_tune.py --param NAME=LOW..HIGH[:log] [--param ...] [--trials 40] [--sampler tpe]
@@ -145,18 +149,25 @@ def evaluate(args, settings):
     return json.loads(done.stdout)
 
 
-def main(argv):
-    args = parse_args(argv)
+def check_scenarios(args):
+    """`sim validate` on each scenario with the fixed overrides: a bad scenario fails here, not
+    in every trial."""
+    for scenario in args.scenarios:
+        cmd = [args.sim, "validate", scenario]
+        for s in args.set:
+            cmd += ["--set", s]
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"optuna_tune: {' '.join(cmd)}: {done.stderr.strip()}")
+
+
+MAX_FAILURES_IN_A_ROW = 5
+
+
+def run_trials(args, study):
     import optuna
 
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(
-        study_name=args.study,
-        storage=args.storage,
-        sampler=sampler(args.sampler, args.seed),
-        direction="minimize",
-        load_if_exists=True,
-    )
+    failures_in_a_row = 0
     for _ in range(args.trials):
         trial = study.ask()
         settings = {p[0]: suggest(trial, p) for p in args.params}
@@ -165,7 +176,15 @@ def main(argv):
         except RuntimeError as e:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             print(f"optuna_tune: trial {trial.number} failed: {e}", file=sys.stderr)
+            failures_in_a_row += 1
+            if failures_in_a_row == MAX_FAILURES_IN_A_ROW:
+                raise SystemExit(f"optuna_tune: {MAX_FAILURES_IN_A_ROW} trials in a row failed; stopping")
             continue
+        except BaseException:
+            # Interrupted (Ctrl-C): the trial is told, not left RUNNING in the study for good.
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            raise
+        failures_in_a_row = 0
         trial.set_user_attr("settings", result["settings"])
         trial.set_user_attr("feasible", result["feasible"])
         trial.set_user_attr("scenarios", result["scenarios"])
@@ -174,8 +193,33 @@ def main(argv):
             f"optuna_tune: trial {trial.number}: {result['objective']:.6f} {json.dumps(result['settings'])}",
             file=sys.stderr,
         )
+
+
+def main(argv):
+    args = parse_args(argv)
+    import optuna
+
+    check_scenarios(args)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name=args.study,
+        storage=args.storage,
+        sampler=sampler(args.sampler, args.seed),
+        direction="minimize",
+        load_if_exists=True,
+    )
+    existing = len(study.trials)
+    if args.seed is not None and existing:
+        # A resumed study: the same seed would propose the trials it already has.
+        study.sampler = sampler(args.sampler, args.seed + existing)
+    run_trials(args, study)
+    done = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    if not done:
+        print("optuna_tune: no trial of the study completed", file=sys.stderr)
+        return 1
     best = study.best_trial
     arm = args.arm or (best.user_attrs["scenarios"][0]["arm"] if best.user_attrs.get("scenarios") else "ARM")
+    tuned = [f"arms.{arm}.settings.{k}={v}" for k, v in best.user_attrs.get("settings", {}).items()]
     out = {
         "study": args.study,
         "trials": len(study.trials),
@@ -184,7 +228,9 @@ def main(argv):
         "feasible": best.user_attrs.get("feasible"),
         "settings": best.user_attrs.get("settings"),
         "scenarios": best.user_attrs.get("scenarios"),
-        "sim_run_set": [f"arms.{arm}.settings.{k}={v}" for k, v in best.user_attrs.get("settings", {}).items()],
+        # The fixed overrides the trials ran with, then the tuned settings.
+        "sim_run_set": [*args.set, *tuned],
+        "sim_run_reps": args.reps,
     }
     print(json.dumps(out, indent=2))
     return 0

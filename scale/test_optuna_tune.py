@@ -1,7 +1,8 @@
 """The Optuna driver's test (scripts/test-all runs it with the venv's Python): a study of 30
 trials in an SQLite file over `sim eval`, continued by a second worker on the same storage;
 the best trial's settings, run through `sim run`, reproduce its wall times exactly. Two workers
-run at once on one study with their default seeds and propose no trial twice, and the driver's
+run at once on one study with their default seeds and propose no trial twice; a seeded worker
+resuming a study proposes new trials; a bad scenario stops before any trial; and the driver's
 size units are the ones `sim` accepts.
 
 Usage: test_optuna_tune.py SIM_BINARY
@@ -49,7 +50,7 @@ def main():
         assert best["trials"] == 32, best
         assert best["feasible"] is True, best
         # The best trial's settings through `sim run`: the same wall time in every case.
-        cmd = [sim, "run", SCENARIO, "--arm", "redesign", "--reps", "1", "--json"]
+        cmd = [sim, "run", SCENARIO, "--arm", "redesign", "--reps", str(best["sim_run_reps"]), "--json"]
         for s in best["sim_run_set"]:
             cmd += ["--set", s]
         report = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
@@ -62,6 +63,8 @@ def main():
         for s in best["scenarios"]:
             assert walls[s["scenario"]] == s["wall_time_ns"], (s, walls)
         concurrent_workers_propose_different_trials(sim, d)
+        a_resumed_seeded_study_proposes_new_trials(sim, d)
+        a_bad_scenario_stops_before_any_trial(sim, d)
         units_match_sims()
         ratio = best["objective"]
         print(
@@ -91,6 +94,31 @@ def concurrent_workers_propose_different_trials(sim, d):
     assert len(trials) == 8, len(trials)
     params = [tuple(sorted(t.params.items())) for t in trials]
     assert len(set(params)) == len(params), params
+
+
+def a_resumed_seeded_study_proposes_new_trials(sim, d):
+    """The same seeded command twice on one study: six different trials (with the sampler
+    seeded alike both times, the second run proposed the first's three again)."""
+    import optuna
+
+    storage = f"sqlite:///{os.path.join(d, 'resume.db')}"
+    for _ in range(2):
+        tune(sim, storage, 3, 5)
+    trials = optuna.load_study(study_name="test", storage=storage).trials
+    params = [tuple(sorted(t.params.items())) for t in trials]
+    assert len(params) == 6 and len(set(params)) == 6, params
+
+
+def a_bad_scenario_stops_before_any_trial(sim, d):
+    """A scenario that does not exist: an error naming it, and no trial in the study (each
+    trial failed in turn, then `best_trial` raised an unrelated error)."""
+    storage = f"sqlite:///{os.path.join(d, 'bad.db')}"
+    cmd = command(sim, storage, 3, 1)
+    cmd[-1] = os.path.join(d, "nope.yaml")
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    assert run.returncode != 0, run.stdout
+    assert "nope.yaml" in run.stderr and "Traceback" not in run.stderr, run.stderr
+    assert not os.path.exists(os.path.join(d, "bad.db")), "a study was made"
 
 
 def units_match_sims():

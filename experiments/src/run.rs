@@ -232,9 +232,20 @@ pub fn run_scenario_keeping_trace(
         }
     }
     let mut resolved_cases = Vec::new();
-    for (name, ovs) in all_cases {
+    for (name, mut ovs) in all_cases {
         if !opts.cases.is_empty() && !opts.cases.contains(&name) {
             continue;
+        }
+        if let Some(seed) = opts.seed {
+            // Before resolving, as `--set seed=S`: the seed draws the generated table and the
+            // query's pruning as well as the runs' streams.
+            ovs.push(scenario::Override {
+                path: vec!["seed".into()],
+                setting: None,
+                value: seed.into(),
+                text: format!("--seed {seed}"),
+                layer: scenario::Layer::CommandLine,
+            });
         }
         let s = loaded.with_overrides(&ovs)?;
         for n in &s.notes {
@@ -245,6 +256,12 @@ pub fn run_scenario_keeping_trace(
         let mut r = scenario::resolve(&s, &tables)?;
         if opts.ablation {
             check_ablation_arms(&name, &r)?;
+        }
+        for n in &r.notes {
+            let n = format!("case {name}: {n}");
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
         }
         for a in &r.arms {
             for n in a.inert_settings() {
@@ -270,9 +287,6 @@ pub fn run_scenario_keeping_trace(
             }
             r.replications = n.max(1);
         }
-        if let Some(seed) = opts.seed {
-            r.seed = seed;
-        }
         resolved_cases.push((name, r));
     }
     let rec = Recording {
@@ -282,10 +296,6 @@ pub fn run_scenario_keeping_trace(
     let mut traces: Vec<Labelled<TraceRow>> = Vec::new();
     let mut timelines: Vec<Labelled<TimelineRow>> = Vec::new();
     let mut cases = Vec::new();
-    let (seed, reps) = resolved_cases
-        .first()
-        .map(|(_, r)| (r.seed, r.replications))
-        .unwrap_or((0, 1));
     let case_error = |name: &str| {
         let case = name.to_string();
         move |error| ScenarioRunError::Case { case, error }
@@ -316,8 +326,6 @@ pub fn run_scenario_keeping_trace(
         notes,
         report: Report {
             scenario: loaded.file.name.clone(),
-            seed,
-            replications: reps,
             cases,
         },
         trace_csv: if opts.trace {
@@ -534,6 +542,8 @@ fn run_case(
     Ok((
         CaseReport {
             case: name.to_string(),
+            seed: r.seed,
+            replications: r.replications,
             arms,
         },
         traces,

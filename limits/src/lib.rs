@@ -97,6 +97,10 @@ pub const MAX_THREADS: u64 = 4096;
 /// whose next event lies past it (a CPU or store cost of hours a task) fails with an error.
 pub const MAX_VIRTUAL_TIME_NS: u64 = 1 << 51;
 
+/// Bloom-filter probes of a query per row group and column (one per value of an `IN` list, each
+/// hitting one 32-byte block): the planner draws each, so a count of billions held gigabytes.
+pub const MAX_BLOOM_PROBES: u32 = 65_536;
+
 /// Evaluations `sim tune --budget` may ask for.
 pub const MAX_TUNE_BUDGET: usize = 100_000;
 
@@ -188,6 +192,7 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_REPLICATIONS", MAX_REPLICATIONS as u64),
     ("MAX_THREADS", MAX_THREADS),
     ("MAX_VIRTUAL_TIME_NS", MAX_VIRTUAL_TIME_NS),
+    ("MAX_BLOOM_PROBES", MAX_BLOOM_PROBES as u64),
     ("MAX_TUNE_BUDGET", MAX_TUNE_BUDGET as u64),
     ("MAX_TRACE_LINE_BYTES", MAX_TRACE_LINE_BYTES as u64),
     ("MAX_THRIFT_DEPTH", MAX_THRIFT_DEPTH as u64),

@@ -67,7 +67,12 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
                 &r.store.name
             }
         );
-        for n in r.arms.iter().flat_map(ResolvedArm::inert_settings) {
+        for n in r
+            .notes
+            .iter()
+            .cloned()
+            .chain(r.arms.iter().flat_map(ResolvedArm::inert_settings))
+        {
             let _ = writeln!(out, "#   note: {n}");
         }
         for a in &r.arms {

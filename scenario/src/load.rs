@@ -329,14 +329,20 @@ fn apply_overrides(
                 tree["store"] = serde_json::json!({ "preset": name });
             }
         }
-        let targets = match &ov.setting {
+        // `settings.K` above the file is the bare `K`: it reaches every arm that honours it,
+        // over the arm's own value (written to the shared map, an arm's own would beat it).
+        let setting = ov.setting.as_deref().or(match ov.path.as_slice() {
+            [settings, name] if settings == "settings" => Some(name.as_str()),
+            _ => None,
+        });
+        let targets = match setting {
             Some(name) => expand_setting(path, tree, ov, name, notes)?,
             None => vec![ov.path.clone()],
         };
         for target in targets {
             let key = target.join(".");
             if let Some(existing) = overrides::get(tree, &target) {
-                if ov.setting.is_some() && target.first().map(String::as_str) == Some("arms") {
+                if setting.is_some() && target.first().map(String::as_str) == Some("arms") {
                     if let Some((layer, text)) = written.get(&key) {
                         if *layer < ov.layer {
                             notes.push(format!(

@@ -87,6 +87,9 @@ pub struct Resolved {
     pub fs_cache: Option<models::fs_cache::FsCacheSpec>,
     pub cpu: models::cpu::CpuSpec,
     pub arms: Vec<ResolvedArm>,
+    /// What the resolution found the user should know: pruning clauses the queried files
+    /// cannot use (see [`inert_pruning`]).
+    pub notes: Vec<String>,
 }
 
 /// Past this many column chunks in the files a run's queries touch (files x row groups x
@@ -272,6 +275,18 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
 
     let (table, table_key, queries) = resolve_table(loaded, tables)?;
+    // Checked here, with the scenario's line, as well as by each reader the runs build (a
+    // query past the subgroup bound passed `sim validate` and failed every run).
+    for q in &queries {
+        q.spec.validate(&table).map_err(|e| {
+            let key = if f.queries.is_empty() {
+                "query"
+            } else {
+                "queries"
+            };
+            err(key, format!("query {}: {e}", q.name))
+        })?;
+    }
     let plans = tables.plans(&table_key)?;
 
     // Store.
@@ -369,6 +384,10 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         )
         .map_err(|m| err("filesystem_cache", m))?;
     }
+    let notes = queries
+        .iter()
+        .flat_map(|q| inert_pruning(q, &table))
+        .collect();
     Ok(Resolved {
         name: f.name.clone(),
         seed: f.seed,
@@ -380,8 +399,72 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
         page_cache: f.caches.page_cache.clone(),
         fs_cache: f.caches.filesystem_cache.clone(),
         cpu,
+        notes,
         arms,
     })
+}
+
+/// A query's `column_index:` or `bloom:` columns for which no queried file holds a column index
+/// or bloom filter: the clause prunes nothing, where a user would expect it to. Files kept as
+/// outlines are not opened for this (nothing is said of them).
+pub fn inert_pruning(q: &ResolvedQuery, table: &Table) -> Vec<String> {
+    let laid_out = || {
+        q.spec
+            .files
+            .iter()
+            .filter_map(|&f| table.files.get(f as usize))
+            .filter(|f| !f.is_placeholder() && !f.row_groups.is_empty())
+    };
+    if laid_out().next().is_none() {
+        return Vec::new();
+    }
+    let has = |c: u32, part: fn(&layout::ColumnChunk) -> bool| {
+        laid_out().any(|f| {
+            f.row_groups
+                .iter()
+                .any(|rg| rg.columns.get(c as usize).is_some_and(part))
+        })
+    };
+    let schema = table
+        .columns()
+        .map(|s| s.columns.clone())
+        .unwrap_or_default();
+    let name = |c: u32| {
+        schema
+            .get(c as usize)
+            .cloned()
+            .unwrap_or_else(|| c.to_string())
+    };
+    let mut notes = Vec::new();
+    for (clause, columns, part, what) in [
+        (
+            "column_index",
+            &q.spec.column_index_columns,
+            (|c: &layout::ColumnChunk| c.column_index().is_some())
+                as fn(&layout::ColumnChunk) -> bool,
+            "a column index",
+        ),
+        (
+            "bloom",
+            &q.spec.bloom_columns,
+            |c: &layout::ColumnChunk| c.bloom_filter().is_some(),
+            "a bloom filter",
+        ),
+    ] {
+        let missing: Vec<String> = columns
+            .iter()
+            .filter(|&&c| !has(c, part))
+            .map(|&c| name(c))
+            .collect();
+        if !missing.is_empty() {
+            notes.push(format!(
+                "query {}: `{clause}:` lists {}, for which no queried file has {what}: the clause prunes nothing",
+                q.name,
+                missing.join(", ")
+            ));
+        }
+    }
+    notes
 }
 
 /// A warm cache walks every `unit` of the table's laid-out files (the ones the queries touch)
@@ -461,6 +544,9 @@ fn resolve_store(v: &serde_json::Value) -> Result<models::store::StoreSpec, Stri
 fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
     match (base, over) {
         (serde_json::Value::Object(b), serde_json::Value::Object(o)) => {
+            if b.contains_key("distribution") {
+                reparameterise(b, o);
+            }
             for (k, v) in o {
                 match b.get_mut(k) {
                     Some(slot) => merge(slot, v),
@@ -471,6 +557,38 @@ fn merge(base: &mut serde_json::Value, over: &serde_json::Value) {
             }
         }
         (b, o) => *b = o.clone(),
+    }
+}
+
+/// A preset's distribution refined to another parameterisation: a refinement naming another
+/// `distribution` drops the preset's parameters (its `min`/`max` clamps stay), and one giving
+/// `sigma` or `p95` drops the other (the two are alternatives), where a plain merge kept both
+/// and the store refused the user a key they never wrote.
+fn reparameterise(
+    base: &mut serde_json::Map<String, serde_json::Value>,
+    over: &serde_json::Map<String, serde_json::Value>,
+) {
+    const PARAMETERS: [&str; 7] = [
+        "median",
+        "p95",
+        "sigma",
+        "mean",
+        "shape",
+        "quantiles",
+        "value",
+    ];
+    if over
+        .get("distribution")
+        .is_some_and(|d| Some(d) != base.get("distribution"))
+    {
+        for p in PARAMETERS {
+            base.remove(p);
+        }
+    }
+    for (given, dropped) in [("sigma", "p95"), ("p95", "sigma")] {
+        if over.contains_key(given) && !over.contains_key(dropped) {
+            base.remove(dropped);
+        }
     }
 }
 
@@ -556,14 +674,42 @@ fn resolve_queries(
         .map_err(|e| ("table".to_string(), format!("the table's columns: {e}")))?
         .columns
         .clone();
-    let mut queries = Vec::new();
+    let mut queries: Vec<ResolvedQuery> = Vec::new();
     for (qi, q) in query_configs.iter().enumerate() {
         let name = q.name.clone().unwrap_or_else(|| format!("q{:02}", qi + 1));
+        if queries.iter().any(|other| other.name == name) {
+            return Err((
+                "queries".into(),
+                format!(
+                    "the {} query is called `{name}`, as an earlier one is{}; query names must \
+                     differ (reports, traces and `--set queries.NAME...` tell queries apart by \
+                     name)",
+                    ordinal(qi + 1),
+                    if q.name.is_none() {
+                        " (a query without `name:` is called `q` and its place)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
         let spec = query_spec(q, f, table, &schema_columns, predicates)
             .map_err(|(key, msg)| (key, format!("query {name}: {msg}")))?;
         queries.push(ResolvedQuery { name, spec });
     }
     Ok(queries)
+}
+
+/// `1st`, `2nd`, `3rd`, `4th`...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The files with a directory of their path that is one of `partitions` (a trailing `*`
@@ -688,6 +834,16 @@ fn query_spec(
         (None, None, Some(frac)) => {
             let frac = fraction(frac, "fraction")?;
             let count = ((n_files as f64) * frac).round() as u32;
+            if count == 0 {
+                return Err((
+                    "fraction".into(),
+                    format!(
+                        "{frac} of {n_files} files rounds to no file; give at least {} (one \
+                         file)",
+                        0.5 / n_files.max(1) as f64
+                    ),
+                ));
+            }
             // Spread evenly: file i*n/count.
             (0..count)
                 .map(|i| ((i as u64 * n_files as u64) / count.max(1) as u64) as u32)
@@ -722,6 +878,17 @@ fn query_spec(
     if let Some(b) = &q.bloom {
         spec.bloom_columns = columns(&b.columns, schema, "bloom")?;
         spec.bloom_drop_fraction = fraction(b.drop_fraction, "drop_fraction")?;
+        if b.probes > limits::MAX_BLOOM_PROBES {
+            return Err((
+                "probes".into(),
+                format!(
+                    "{} bloom probes, past the bound of {} (limits::MAX_BLOOM_PROBES: one a \
+                     value of an `IN` list)",
+                    b.probes,
+                    limits::MAX_BLOOM_PROBES
+                ),
+            ));
+        }
         spec.bloom_probes = b.probes;
     }
     spec.parquet_metadata_cache_warm = f.caches.parquet_metadata == Warmth::Warm;
@@ -788,5 +955,27 @@ mod tests {
         let (key, msg) = p(&["month=2023-*"]).unwrap_err();
         assert_eq!(key, "files.partitions");
         assert!(msg.contains("look like `month=2024-01`"), "{msg}");
+    }
+
+    #[test]
+    fn a_preset_distribution_takes_another_parameterisation() {
+        let refine = |yaml: &str| {
+            let v: serde_json::Value = serde_saphyr::from_str(yaml).unwrap();
+            resolve_store(&v)
+        };
+        let sigma = refine("{preset: s3-standard, first_byte: {sigma: 0.1}}").unwrap();
+        assert_eq!(sigma.first_byte.sigma, Some(0.1));
+        assert_eq!(sigma.first_byte.p95, None);
+        let gamma = refine(
+            "{preset: s3-standard, first_byte: {distribution: gamma, mean: 30ms, shape: 4}}",
+        )
+        .unwrap();
+        assert_eq!(gamma.first_byte.median, None);
+        assert_eq!(gamma.first_byte.shape, Some(4.0));
+        // The same distribution refined keeps what it does not name.
+        let median = refine("{preset: s3-standard, first_byte: {median: 20ms}}").unwrap();
+        assert!(median.first_byte.p95.is_some() || median.first_byte.sigma.is_some());
+        // Both alternatives at once are still refused.
+        assert!(refine("{preset: s3-standard, first_byte: {sigma: 0.1, p95: 90ms}}").is_err());
     }
 }

@@ -100,3 +100,83 @@ fn the_scenario_fuzzers_seeds_parse() {
     }
     assert!(seen > 0, "no seed in {}", dir.display());
 }
+
+/// Each was accepted: bloom probes by the billion (the planner then allocated 32 GB and
+/// aborted), a file fraction that selects no file (the run read nothing and said nothing), two
+/// queries of one name (reports and traces could not tell them apart), and a query past the
+/// subgroup bound (refused only when each run built its reader, after `sim validate` passed).
+#[test]
+fn queries_that_cannot_run_are_refused_where_they_are_written() {
+    let with = |query: &str| small(5, 2, "").replace("query:\n  columns: [1, 3, 6]\n", query);
+    let probes =
+        with("query:\n  columns: [1, 3, 6]\n  bloom:\n    columns: [2]\n    probes: 4000000000\n");
+    let e = error(&probes);
+    assert!(
+        e.contains("MAX_BLOOM_PROBES") && e.contains("probes"),
+        "{e}"
+    );
+    let line = probes.lines().position(|l| l.contains("probes")).unwrap() + 1;
+    assert!(e.contains(&format!(":{line}:")), "line {line}: {e}");
+
+    let e = error(&with(
+        "query:\n  columns: [1]\n  files: { fraction: 0.01 }\n",
+    ));
+    assert!(e.contains("rounds to no file") && e.contains("0.1"), "{e}");
+
+    for (queries, name) in [
+        (
+            "queries:\n  - { name: a, columns: [1] }\n  - { name: a, columns: [2] }\n",
+            "`a`",
+        ),
+        (
+            "queries:\n  - { name: q02, columns: [1] }\n  - { columns: [2] }\n",
+            "`q02`",
+        ),
+    ] {
+        let e = error(&with(queries));
+        assert!(e.contains(name) && e.contains("must differ"), "{e}");
+    }
+
+    let big = small(400, 1000, "").replace(
+        "row_group_size: 2MiB",
+        "row_group_size: 64KiB\n    page_size: 64KiB",
+    );
+    let e = error(&big);
+    assert!(
+        e.contains("row subgroups") && e.contains("query q01"),
+        "{e}"
+    );
+}
+
+/// A `column_index:` or `bloom:` clause on columns the queried files hold no index or filter
+/// for ran as the plain query, and said nothing.
+#[test]
+fn pruning_clauses_the_files_cannot_use_are_noted() {
+    let text = small(3, 2, "").replace(
+        "query:\n  columns: [1, 3, 6]\n",
+        "query:\n  columns: [1, 3, 6]\n  bloom:\n    columns: [1]\n    drop_fraction: 0.9\n",
+    );
+    let l = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let r = scenario::resolve(&l, &scenario::TableCache::default()).unwrap();
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("`bloom:` lists") && n.contains("prunes nothing")),
+        "{:?}",
+        r.notes
+    );
+    let out = run(&l, &Default::default());
+    assert!(
+        out.notes.iter().any(|n| n.contains("`bloom:` lists")),
+        "{:?}",
+        out.notes
+    );
+    // With the filters in the table, nothing is said.
+    let with_filters = text.replace(
+        "    columns: { count: 8 }\n",
+        "    columns: { count: 8 }\n    indexes: { bloom_filters: [1] }\n",
+    );
+    let l = parse(&with_filters).unwrap_or_else(|e| panic!("{e}"));
+    let r = scenario::resolve(&l, &scenario::TableCache::default()).unwrap();
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
+}

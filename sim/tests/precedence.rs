@@ -207,3 +207,103 @@ fn a_shared_setting_a_peer_does_not_honour_is_noted() {
     let l = parse(&small(1, 2, "")).unwrap();
     assert!(l.notes.is_empty(), "{:?}", l.notes);
 }
+
+/// `settings.K` from a layer above the file was written to the shared map, which an arm's own
+/// `settings:` beats: `--set settings.max_threads=16` lost silently to an arm's 2, where
+/// `--set max_threads=16` won and said so. Both now do the same.
+#[test]
+fn a_dotted_settings_path_is_the_bare_setting() {
+    let text = small(2, 2, "").replace(
+        "    strategy: clickhouse-base\n",
+        "    strategy: clickhouse-base\n    settings: { max_threads: 2 }\n",
+    );
+    let l = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(value(&l, "base", "max_threads"), "2");
+    for layer in [Layer::Case, Layer::CommandLine, Layer::Point] {
+        for text in ["settings.max_threads=16", "max_threads=16"] {
+            let set = l.with_overrides(&[ov(text, layer)]).unwrap();
+            assert_eq!(
+                value(&set, "base", "max_threads"),
+                "16",
+                "{text} at {layer:?}"
+            );
+            assert_eq!(value(&set, "redesign", "max_threads"), "16", "{text}");
+            assert!(
+                set.notes
+                    .iter()
+                    .any(|n| n.contains("arm base's own max_threads = 2")),
+                "{text}: {:?}",
+                set.notes
+            );
+        }
+    }
+}
+
+/// `--seed S` set the runs' streams after the table was generated and the query's pruning
+/// drawn from the file's seed, so the report said `seed 7` over a table of seed 3. It is now
+/// `--set seed=S`.
+#[test]
+fn the_seed_flag_reseeds_the_table_and_the_query() {
+    let text = small(6, 4, "").replace(
+        "  columns: [1, 3, 6]\n",
+        "  columns: [1, 3, 6]\n  row_groups: 0.5\n",
+    );
+    let l = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let json = |l: &scenario::LoadedScenario, seed: Option<u64>| {
+        run(
+            l,
+            &experiments::run::RunOptions {
+                seed,
+                ..Default::default()
+            },
+        )
+        .report
+        .to_json()
+    };
+    let by_set = json(
+        &l.with_overrides(&[ov("seed=7", Layer::CommandLine)])
+            .unwrap(),
+        None,
+    );
+    assert_eq!(json(&l, Some(7)), by_set);
+    assert_ne!(json(&l, None), by_set, "the seed changes the run");
+    let needed = |seed: u64| {
+        let set = l
+            .with_overrides(&[ov(&format!("seed={seed}"), Layer::CommandLine)])
+            .unwrap();
+        let r = run(&set, &Default::default()).report;
+        metric(
+            &r,
+            "default",
+            "base",
+            experiments::report::Metric::NeededBytes,
+        )
+    };
+    assert!(
+        (1..20).any(|s| needed(s) != needed(3)),
+        "the seed draws which row groups the query keeps"
+    );
+}
+
+/// Every case's header gave the first case's seed and replications (a case of 3 replications
+/// and seed 9 printed `seed 3, 1 replication` beside its 3-replication intervals).
+#[test]
+fn each_case_reports_its_own_seed_and_replications() {
+    let cases = "cases:\n  - name: one\n    set: { replications: 1 }\n  - name: three\n    set: { replications: 3, seed: 9 }\n";
+    let l = parse(&small(2, 2, cases)).unwrap_or_else(|e| panic!("{e}"));
+    let report = run(&l, &Default::default()).report;
+    let table = report.to_table();
+    assert!(
+        table.contains("small / one  (seed 3, 1 replication)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("small / three  (seed 9, 3 replications)"),
+        "{table}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    assert_eq!(json["cases"][1]["case"], "three");
+    assert_eq!(json["cases"][1]["seed"], 9);
+    assert_eq!(json["cases"][1]["replications"], 3);
+    assert_eq!(json["cases"][0]["replications"], 1);
+}

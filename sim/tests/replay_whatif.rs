@@ -61,7 +61,7 @@ fn the_recording_strategy_reproduces_its_gets_bytes_and_seconds() {
     for (name, text) in [("plain", plain), ("pruned", pruned_text)] {
         let loaded = parse(&text).unwrap_or_else(|e| panic!("{e}"));
         let (report, trace) = traced(&loaded);
-        let seed = report.seed;
+        let seed = report.cases[0].seed;
         let shared = [("max_threads", "4"), ("max_parsing_threads", "4")];
         for (arm_name, strategy) in [
             ("base", "clickhouse-base"),
@@ -150,7 +150,7 @@ fn redesign_vs_base_on_many_small_files_moves_as_the_full_scenario_does() {
     ];
     let spec = models::store::StoreSpec::preset("s3-standard").unwrap();
     let options = WhatIfOptions {
-        seed: report.seed,
+        seed: report.cases[0].seed,
         ..Default::default()
     };
     let w = what_if(&trace, &spec, &arms, &options).unwrap();
@@ -234,7 +234,7 @@ fn a_what_if_starts_from_the_recorded_settings() {
     );
     let options = WhatIfOptions {
         arm: Some("base".into()),
-        seed: report.seed,
+        seed: report.cases[0].seed,
         ..Default::default()
     };
     let spec = models::store::StoreSpec::preset("s3-standard").unwrap();

@@ -46,14 +46,16 @@ impl ArmReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct CaseReport {
     pub case: String,
+    /// The root seed this case ran with (a case's `set:` may give its own).
+    pub seed: u64,
+    /// The replications of each arm (a case's `set:` may give its own).
+    pub replications: u32,
     pub arms: Vec<ArmReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub scenario: String,
-    pub seed: u64,
-    pub replications: u32,
     pub cases: Vec<CaseReport>,
 }
 
@@ -71,9 +73,9 @@ impl Report {
                 "{} / {}  (seed {}, {} replication{})",
                 self.scenario,
                 case.case,
-                self.seed,
-                self.replications,
-                if self.replications == 1 { "" } else { "s" }
+                case.seed,
+                case.replications,
+                if case.replications == 1 { "" } else { "s" }
             );
             out.push_str(&side_by_side(&case.arms));
             for a in case.arms.iter().filter(|a| !a.settings.is_empty()) {
@@ -142,24 +144,24 @@ impl Report {
         #[derive(Serialize)]
         struct CaseJson<'a> {
             case: &'a str,
+            seed: u64,
+            replications: u32,
             arms: Vec<ArmJson<'a>>,
         }
         #[derive(Serialize)]
         struct ReportJson<'a> {
             scenario: &'a str,
-            seed: u64,
-            replications: u32,
             cases: Vec<CaseJson<'a>>,
         }
         let r = ReportJson {
             scenario: &self.scenario,
-            seed: self.seed,
-            replications: self.replications,
             cases: self
                 .cases
                 .iter()
                 .map(|c| CaseJson {
                     case: &c.case,
+                    seed: c.seed,
+                    replications: c.replications,
                     arms: c
                         .arms
                         .iter()
@@ -293,10 +295,10 @@ mod tests {
     fn csv_has_one_row_per_metric() {
         let r = Report {
             scenario: "x".into(),
-            seed: 1,
-            replications: 2,
             cases: vec![CaseReport {
                 case: "default".into(),
+                seed: 1,
+                replications: 2,
                 arms: vec![arm("a", &[1.0, 3.0])],
             }],
         };

@@ -289,6 +289,7 @@ pub fn run_sweep(loaded: &LoadedScenario, opts: &SweepOptions) -> Result<SweepRe
             r.replications = n;
         }
         let mut notes = s.notes;
+        notes.extend(r.notes.iter().cloned());
         for a in &r.arms {
             notes.extend(a.inert_settings());
         }

@@ -146,16 +146,31 @@ pub(super) fn open(t: Target<'_>) -> Result<(usize, Writer), SweepError> {
             },
         ));
     }
-    let mut file = std::fs::File::create(path).map_err(|e| err(e.to_string()))?;
-    writeln!(file, "{}", fingerprint.line()).map_err(|e| err(e.to_string()))?;
+    // The head (fingerprint, shard line, header) goes to a file beside the output that is then
+    // renamed onto it: an output that exists has a whole head, so `--resume` after a run killed
+    // while writing it does not find a torn first line and refuse every retry.
+    let mut head = Vec::new();
+    writeln!(head, "{}", fingerprint.line()).map_err(|e| err(e.to_string()))?;
     if let Some(s) = &shard {
-        writeln!(file, "{}", s.line()).map_err(|e| err(e.to_string()))?;
+        writeln!(head, "{}", s.line()).map_err(|e| err(e.to_string()))?;
     }
-    let mut out = csv::WriterBuilder::new()
+    let mut header = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(head);
+    header.write_record(hdr).map_err(|e| err(e.to_string()))?;
+    let head = header.into_inner().map_err(|e| err(e.to_string()))?;
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".head");
+    let partial = std::path::PathBuf::from(partial);
+    std::fs::write(&partial, head).map_err(|e| err(e.to_string()))?;
+    std::fs::rename(&partial, path).map_err(|e| err(e.to_string()))?;
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| err(e.to_string()))?;
+    let out = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(file);
-    out.write_record(hdr).map_err(|e| err(e.to_string()))?;
-    out.flush().map_err(|e| err(e.to_string()))?;
     Ok((
         0,
         Writer {

@@ -602,6 +602,7 @@ pub fn what_if(
         fs_cache: None,
         cpu: options.cpu.clone(),
         arms: resolved_arms,
+        notes: Vec::new(),
     };
     let mut notes = rebuilt.notes;
     if let Some(n) = inherited_note {

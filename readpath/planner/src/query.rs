@@ -82,6 +82,13 @@ impl QuerySpec {
                 )));
             }
         }
+        if self.bloom_probes > limits::MAX_BLOOM_PROBES {
+            return Err(PlanError::Query(format!(
+                "bloom_probes = {}, past the bound of {} (limits::MAX_BLOOM_PROBES)",
+                self.bloom_probes,
+                limits::MAX_BLOOM_PROBES
+            )));
+        }
         if self.columns.is_empty() && self.prewhere_columns.is_empty() {
             return Err(PlanError::Query(
                 "no columns selected; name at least one column".into(),

@@ -253,7 +253,7 @@ pub fn run_scenario_keeping_trace(
                 notes.push(format!("case {name}: {n}"));
             }
         }
-        let mut r = scenario::resolve(&s, &tables)?;
+        let mut r = scenario::resolve(&s, &tables).map_err(|e| e.in_case(&name))?;
         if opts.ablation {
             check_ablation_arms(&name, &r)?;
         }

@@ -29,7 +29,7 @@ pub fn describe(loaded: &LoadedScenario) -> Result<String, ScenarioError> {
     let tables = TableCache::default();
     for (case, overrides) in cases(loaded)? {
         let scenario = loaded.with_overrides(&overrides)?;
-        let r = resolve(&scenario, &tables)?;
+        let r = resolve(&scenario, &tables).map_err(|e| e.in_case(&case))?;
         let _ = writeln!(out, "\n# case `{case}` resolves to:");
         for note in scenario.notes.iter().filter(|n| !loaded.notes.contains(n)) {
             let _ = writeln!(out, "#   note: {note}");

@@ -37,6 +37,17 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 impl ScenarioError {
+    /// The same error, saying which of the scenario's `cases:` it is about (none for a scenario
+    /// without cases, whose one case is `default`).
+    pub fn in_case(mut self, case: &str) -> Self {
+        if case != "default" {
+            self.message = format!("case {case}: {}", self.message);
+        }
+        self
+    }
+}
+
+impl ScenarioError {
     pub fn new(file: &Path, message: impl Into<String>) -> Self {
         Self {
             file: file.to_path_buf(),
@@ -79,6 +90,23 @@ pub struct LoadedScenario {
 }
 
 impl LoadedScenario {
+    /// An error about `key`: where the file states it, or, when the last override that wrote a
+    /// key of that name came from a case's `set:`, `--set` or a sweep point, that override (the
+    /// file's line would point at a value that was not the one refused).
+    pub fn error_at(&self, key: &str, message: String) -> ScenarioError {
+        let by_override = self.overrides.iter().rev().find(|ov| {
+            ov.path.last().map(String::as_str) == Some(key) || ov.setting.as_deref() == Some(key)
+        });
+        match by_override {
+            Some(ov) => override_error(
+                &self.path,
+                ov,
+                format!("{message} (set by {})", ov.layer.describe()),
+            ),
+            None => ScenarioError::at_key(&self.path, &self.text, key, message),
+        }
+    }
+
     /// The directory relative paths in the scenario are resolved against.
     pub fn base_dir(&self) -> PathBuf {
         self.path

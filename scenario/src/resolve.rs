@@ -207,9 +207,7 @@ fn resolve_table(
     tables: &TableCache,
 ) -> Result<(Arc<Table>, String, Vec<ResolvedQuery>), ScenarioError> {
     let f: &ScenarioFile = &loaded.file;
-    let path = loaded.path.as_path();
-    let text = loaded.text.as_str();
-    let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
+    let err = |key: &str, msg: String| loaded.error_at(key, msg);
     match (&f.table.generate, &f.table.layout) {
         (Some(spec), None) => {
             let key = format!("generate:{}:{}", f.seed, serde_json::to_string(&loaded.tree["table"]).unwrap_or_default());
@@ -272,7 +270,7 @@ pub fn resolve(loaded: &LoadedScenario, tables: &TableCache) -> Result<Resolved,
     let f: &ScenarioFile = &loaded.file;
     let path = loaded.path.as_path();
     let text = loaded.text.as_str();
-    let err = |key: &str, msg: String| ScenarioError::at_key(path, text, key, msg);
+    let err = |key: &str, msg: String| loaded.error_at(key, msg);
 
     let (table, table_key, queries) = resolve_table(loaded, tables)?;
     // Checked here, with the scenario's line, as well as by each reader the runs build (a

@@ -180,3 +180,30 @@ fn pruning_clauses_the_files_cannot_use_are_noted() {
     let r = scenario::resolve(&l, &scenario::TableCache::default()).unwrap();
     assert!(r.notes.is_empty(), "{:?}", r.notes);
 }
+
+/// A value a case's `set:` or `--set` gave was refused at the file's own (valid) line, naming
+/// neither the case nor the override.
+#[test]
+fn a_refused_override_names_itself_and_its_case() {
+    let text = small(
+        2,
+        2,
+        "cases:\n  - name: fine\n  - name: b\n    set: { replications: 0 }\n",
+    )
+    .replace("seed: 3\n", "seed: 3\nreplications: 1\n");
+    let l = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let e = scenario::describe(&l).unwrap_err().to_string();
+    assert!(
+        e.contains("`replications=0`") && e.contains("case b:") && e.contains("the case's `set:`"),
+        "{e}"
+    );
+    // Not the line of the file's own `replications: 1`, which is valid.
+    assert!(e.contains("test.yaml: `replications=0`"), "{e}");
+    let l = parse_with(&small(2, 2, ""), &["replications=0"]);
+    let e = scenario::describe(&l).unwrap_err().to_string();
+    assert!(
+        e.contains("`replications=0`") && e.contains("`--set`"),
+        "{e}"
+    );
+    assert!(!e.contains("case "), "{e}");
+}

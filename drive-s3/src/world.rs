@@ -43,6 +43,17 @@ pub struct S3World<'a> {
     rx: Receiver<Msg>,
     log: RequestLog,
     reads_open: u64,
+    /// Every read task this run spawned: aborted when the run ends, so that a failed run's
+    /// reads do not go on fetching into the next run's measurement.
+    tasks: Vec<tokio::task::AbortHandle>,
+}
+
+impl Drop for S3World<'_> {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
 }
 
 impl<'a> S3World<'a> {
@@ -58,6 +69,7 @@ impl<'a> S3World<'a> {
             rx,
             log: RequestLog::default(),
             reads_open: 0,
+            tasks: Vec::new(),
         }
     }
 
@@ -117,7 +129,8 @@ impl World for S3World<'_> {
             clock: self.clock,
             policy: self.policy.clone(),
         };
-        self.view.runtime.spawn(fetch::run(job, self.tx.clone()));
+        let task = self.view.runtime.spawn(fetch::run(job, self.tx.clone()));
+        self.tasks.push(task.abort_handle());
         Ok(())
     }
 

@@ -284,7 +284,8 @@ impl CoalescePolicy {
             Self::ClickHouseBase {
                 min_bytes_for_seek, ..
             } => min_bytes_for_seek.saturating_sub(1),
-            Self::ClickHouseRedesign { .. } => self.effective_gap_bytes(),
+            // `gap < effective` (`end_offset + gap_bytes <= r.start` refuses)
+            Self::ClickHouseRedesign { .. } => self.effective_gap_bytes().saturating_sub(1),
             Self::ArrowRs { coalesce_bytes } => coalesce_bytes,
             Self::ArrowCpp {
                 hole_size_limit_bytes,
@@ -303,7 +304,8 @@ impl CoalescePolicy {
         }
     }
 
-    /// The redesign's effective gap, `min(coalesce_gap_bytes, min_bytes_for_seek)`; for other
+    /// The redesign's effective gap, `min(coalesce_gap_bytes, min_bytes_for_seek)` (0 meaning
+    /// `min_bytes_for_seek`): a gap must be shorter to be bridged; for other
     /// presets the same as [`Self::max_bridged_gap_bytes`].
     pub fn effective_gap_bytes(&self) -> u64 {
         match *self {
@@ -311,7 +313,7 @@ impl CoalescePolicy {
                 min_bytes_for_seek,
                 coalesce_gap_bytes,
                 ..
-            } => coalesce_gap_bytes.min(min_bytes_for_seek),
+            } => crate::presets::effective_gap_bytes(coalesce_gap_bytes, min_bytes_for_seek),
             _ => self.max_bridged_gap_bytes(),
         }
     }
@@ -384,10 +386,24 @@ mod tests {
     fn redesign_effective_gap_is_the_smaller_setting() {
         let p = CoalescePolicy::preset("clickhouse-redesign").unwrap();
         assert_eq!(p.effective_gap_bytes(), 2 * MIB);
+        assert_eq!(
+            p.max_bridged_gap_bytes(),
+            2 * MIB - 1,
+            "a gap must be shorter"
+        );
         let local = CoalescePolicy::preset("clickhouse-redesign-local").unwrap();
-        assert_eq!(local.max_bridged_gap_bytes(), 8 * KIB);
+        assert_eq!(local.max_bridged_gap_bytes(), 8 * KIB - 1);
         let base = CoalescePolicy::preset("clickhouse-base").unwrap();
         assert_eq!(base.max_bridged_gap_bytes(), 4 * MIB - 1);
+        // "or min_bytes_for_seek if the setting is 0"
+        let mut zero = p.clone();
+        if let CoalescePolicy::ClickHouseRedesign {
+            coalesce_gap_bytes, ..
+        } = &mut zero
+        {
+            *coalesce_gap_bytes = 0;
+        }
+        assert_eq!(zero.effective_gap_bytes(), 4 * MIB);
     }
 
     #[test]

@@ -657,7 +657,7 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "input_format_parquet_coalesce_gap_bytes",
         kind: SIZE,
-        doc: "R2: largest gap bridged; the effective gap is min(this, min_bytes_for_seek)",
+        doc: "R2: a gap shorter than this is bridged; the effective gap is min(this, min_bytes_for_seek), and 0 means min_bytes_for_seek",
         source: REDESIGN,
         honoured: Honoured::CLICKHOUSE,
         requires: Requires::Mechanism(2),

@@ -3,9 +3,14 @@
 //! "Coalescing cost model"). Greedy in offset order; the next range joins the current task
 //! when all of these hold:
 //!
-//! - gap rule: the gap's uncached bytes are `<= min(coalesce_gap_bytes, min_bytes_for_seek)`
-//!   ("uncached gap -> merge iff gap <= bandwidth x RTT"); with `read_through_cached`, bytes the
-//!   source already holds are free (R8), otherwise every gap byte counts;
+//! - gap rule: the gap's uncached bytes are fewer than `min(coalesce_gap_bytes,
+//!   min_bytes_for_seek)` (a `coalesce_gap_bytes` of 0 means `min_bytes_for_seek`;
+//!   `Prefetcher.cpp`'s `end_offset + gap_bytes <= r.start` refuses a gap of exactly that);
+//!   with `read_through_cached`, bytes the source already holds are free (R8), otherwise every
+//!   gap byte counts. Two differences from the code read (`README.md`, "Known gaps"): there a
+//!   gap is free only when `gapIsCached` finds all of it held (a partly cached gap counts
+//!   whole), and the base's incidental-read rule (one range set per task; a long range joins
+//!   only if likely used) applies to the redesign too;
 //! - cap: the next range ends less than `bytes_per_read_task` past the first range's end (the
 //!   base's rule, `Prefetcher.cpp` "Go right", which the redesign keeps);
 //! - amplification: the task's wasted bytes (uncached gap bytes) stay `<= floor`, or
@@ -37,7 +42,7 @@ impl Redesign {
         read_through_cached: bool,
     ) -> Self {
         Redesign {
-            effective_gap_bytes: coalesce_gap_bytes.min(min_bytes_for_seek),
+            effective_gap_bytes: effective_gap_bytes(coalesce_gap_bytes, min_bytes_for_seek),
             max_read_amplification,
             read_amplification_floor_bytes,
             bytes_per_read_task: derive_bytes_per_read_task(
@@ -54,6 +59,16 @@ impl Redesign {
             || self.max_read_amplification == 0.0
             || (needed_bytes as f64 + wasted_bytes as f64)
                 <= self.max_read_amplification * needed_bytes as f64
+    }
+}
+
+/// `coalesce_gap_bytes` as the redesign reads it: "or min_bytes_for_seek if the setting is 0",
+/// and never past `min_bytes_for_seek`.
+pub(crate) fn effective_gap_bytes(coalesce_gap_bytes: u64, min_bytes_for_seek: u64) -> u64 {
+    if coalesce_gap_bytes == 0 {
+        min_bytes_for_seek
+    } else {
+        coalesce_gap_bytes.min(min_bytes_for_seek)
     }
 }
 
@@ -78,7 +93,7 @@ pub(crate) fn clickhouse_redesign(
                 0
             };
             let uncached = gap - cached_bytes;
-            if uncached > p.effective_gap_bytes {
+            if uncached > 0 && uncached >= p.effective_gap_bytes {
                 return None;
             }
             let wasted = run.wasted_bytes + uncached;

@@ -14,7 +14,7 @@ mod velox;
 pub(crate) use arrow_cpp::arrow_cpp;
 pub(crate) use arrow_rs::arrow_rs;
 pub(crate) use clickhouse_base::clickhouse_base;
-pub(crate) use clickhouse_redesign::{clickhouse_redesign, Redesign};
+pub(crate) use clickhouse_redesign::{clickhouse_redesign, effective_gap_bytes, Redesign};
 pub(crate) use duckdb::duckdb;
 pub(crate) use hadoop_s3a::hadoop_s3a;
 pub(crate) use polars::polars;

@@ -13,6 +13,11 @@ pub struct TimelineRow {
     pub reads_queued: u64,
     /// (pool, bytes) in the reader's fixed pool order.
     pub memory: Vec<(String, u64)>,
+    /// Which of these gauges the reader keeps (the same on every row of a run): a peer
+    /// program's bytes in flight and memory read 0 without being measured. Not serialised:
+    /// the CSV and JSON stay as they were.
+    #[serde(skip)]
+    pub tracked: planner::Tracked,
 }
 
 pub struct Recorder {
@@ -42,6 +47,7 @@ impl Recorder {
             target_bytes_in_flight: s.target_bytes_in_flight,
             reads_running: s.reads_running,
             reads_queued: s.reads_queued,
+            tracked: reader.tracked(),
             // Every pool of both generations in a fixed order, so arms share one CSV header.
             memory: {
                 let usage = s.memory_usage();

@@ -11,7 +11,7 @@ use crate::peer::PeerReader;
 use crate::query::QuerySpec;
 use crate::reader::ClickHouseReader;
 use crate::strategy::Strategy;
-use crate::types::{Action, CacheView, Event, QueryOutput, Status};
+use crate::types::{Action, CacheView, Event, QueryOutput, Status, Tracked};
 
 /// The query-level reader: every file of one query on one node, with all client-side
 /// scheduling (IO pools, decode threads, memory, issue queues, bytes-in-flight control), for
@@ -183,6 +183,15 @@ impl Reader {
     /// A cheap snapshot.
     pub fn status(&self) -> Status {
         each!(self, r => r.status())
+    }
+
+    /// Which of [`Reader::status`]'s gauges this reader keeps (the others read 0).
+    pub fn tracked(&self) -> Tracked {
+        let all = matches!(self.engine, Engine::ClickHouse(_));
+        Tracked {
+            bytes_in_flight: all,
+            memory: all,
+        }
     }
 
     /// The timer of [`Reader::poll_timeout`] is due.

@@ -38,5 +38,5 @@ pub use settings::R_NAMES;
 pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
 pub use types::{
     Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache,
-    Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status, ThreadTime,
+    Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status, ThreadTime, Tracked,
 };

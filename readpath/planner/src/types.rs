@@ -260,6 +260,16 @@ impl ThreadTime {
     }
 }
 
+/// Which of [`Status`]'s gauges a reader keeps. ClickHouse's reader keeps them all; a peer
+/// program (arrow-rs, Arrow C++, DuckDB, Polars) keeps its reads and decodes but neither bytes
+/// in flight nor memory pools, and its status says 0 for those: not a measurement, so a
+/// timeline leaves them out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tracked {
+    pub bytes_in_flight: bool,
+    pub memory: bool,
+}
+
 /// A cheap snapshot of the reader for reports and timelines.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Status {

@@ -632,3 +632,24 @@ fn every_mechanism_switches_on_alone_over_base() {
         assert_eq!(r.rows, base.rows, "{key}");
     }
 }
+
+/// `Reader::tracked` says which gauges a reader keeps: every reader that says it keeps bytes in
+/// flight and memory reports them after a run, and the peer programs, which keep neither,
+/// report 0 and say so (a timeline would draw their 0 as measured).
+#[test]
+fn a_reader_says_which_gauges_it_keeps() {
+    let t = large_file();
+    for name in planner::STRATEGY_PRESETS {
+        let (_, reader) = run(&t, QuerySpec::new(vec![0, 2], vec![0]), strategy(name, &[]));
+        let (tracked, status) = (reader.tracked(), reader.status());
+        let peer = ["arrow-rs", "arrow-cpp", "duckdb", "polars"].contains(name);
+        assert_eq!(tracked.bytes_in_flight, !peer, "{name}");
+        assert_eq!(tracked.memory, !peer, "{name}");
+        assert_eq!(
+            status.peak_bytes_in_flight > 0,
+            tracked.bytes_in_flight,
+            "{name}"
+        );
+        assert_eq!(status.peak_memory_bytes > 0, tracked.memory, "{name}");
+    }
+}

@@ -250,6 +250,7 @@ pub fn convergence_plot(
         .collect();
     charts::LineChart {
         title: "sim tune: convergence".into(),
+        subtitle: None,
         x_label: "evaluations".into(),
         y_label: "objective (relative to the defaults)".into(),
         series: vec![
@@ -257,11 +258,13 @@ pub fn convergence_plot(
                 name: "best so far".into(),
                 points: best,
                 band: vec![],
+                kind: charts::SeriesKind::Line,
             },
             charts::Series {
                 name: "each evaluation".into(),
                 points: each,
                 band: vec![],
+                kind: charts::SeriesKind::Line,
             },
         ],
         log_x: false,

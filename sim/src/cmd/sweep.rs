@@ -142,9 +142,12 @@ pub fn run(args: SweepArgs) -> Result<()> {
         args.output.display()
     );
     if let Some(dir) = &args.plot {
-        let paths = experiments::plots::sweep_plots(&result, &loaded.file.name, dir)?;
-        for p in paths {
+        let plots = experiments::plots::sweep_plots(&result, &loaded.file.name, dir)?;
+        for p in plots.paths {
             eprintln!("plot: {}", p.display());
+        }
+        for why in plots.skipped {
+            eprintln!("plot: {why}");
         }
     }
     Ok(())

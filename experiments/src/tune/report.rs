@@ -204,7 +204,6 @@ pub fn tune_and_report(targets: &[Target], opts: &TuneOptions) -> Result<TuneOut
     Ok(TuneOutput { result, text })
 }
 
-/// Best objective against evaluations.
 /// Every evaluation of the search in order, as CSV: `evaluation` (from 1), `objective`,
 /// `best_so_far`, `feasible`, then each parameter's value as it ran (`sim tune --history`).
 pub fn history_csv(result: &TuneResult, params: &[super::Param]) -> Result<String, csv::Error> {
@@ -231,49 +230,116 @@ pub fn history_csv(result: &TuneResult, params: &[super::Param]) -> Result<Strin
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-pub fn convergence_plot(
+/// What the objective measures, in words.
+fn objective_text(objective: super::Objective) -> String {
+    match objective {
+        super::Objective::Time => "wall time".into(),
+        super::Objective::Cost => "cost".into(),
+        super::Objective::Mix(w) => format!("{w} x wall time + {} x cost", 1.0 - w),
+    }
+}
+
+/// The search's progress: each evaluation under the memory cap and the best of them so far;
+/// an evaluation over the cap is a series of its own at its objective without the penalty the
+/// search gave it (the penalty, 1000 times how far over, is not a measurement), never counted
+/// as best. `targets` name what was tuned: a scenario (or case) and its arm each.
+fn convergence_chart(
     result: &TuneResult,
-    dir: &Path,
-) -> Result<Vec<PathBuf>, charts::ChartError> {
-    let best: Vec<(f64, f64)> = result
-        .history
-        .iter()
-        .enumerate()
-        .map(|(i, (_, b))| ((i + 1) as f64, *b))
-        .collect();
-    let each: Vec<(f64, f64)> = result
-        .history
-        .iter()
-        .enumerate()
-        .filter(|(_, (e, _))| e.objective < 10.0)
-        .map(|(i, (e, _))| ((i + 1) as f64, e.objective))
-        .collect();
+    targets: &[String],
+    opts: &TuneOptions,
+) -> charts::LineChart {
+    let base = &result.defaults.measured;
+    let mut best: Vec<(f64, f64)> = Vec::new();
+    let mut under: Vec<(f64, f64)> = Vec::new();
+    let mut over: Vec<(f64, f64)> = Vec::new();
+    let mut best_so_far = f64::INFINITY;
+    for (i, (e, _)) in result.history.iter().enumerate() {
+        let x = (i + 1) as f64;
+        if e.feasible {
+            under.push((x, e.objective));
+            best_so_far = best_so_far.min(e.objective);
+        } else {
+            over.push((x, super::score(opts.objective, &e.measured, base)));
+        }
+        if best_so_far.is_finite() {
+            best.push((x, best_so_far));
+        }
+    }
+    let evaluations = result.history.len() as f64;
+    let cap = match opts.max_memory_bytes {
+        Some(cap) => format!(
+            "memory cap {} ({} of {} evaluations over it)",
+            units::format_bytes(cap),
+            over.len(),
+            result.history.len()
+        ),
+        None => "no memory cap".into(),
+    };
+    let under_cap = if opts.max_memory_bytes.is_some() {
+        " under the cap"
+    } else {
+        ""
+    };
+    let over_name = opts.max_memory_bytes.map_or(String::new(), |cap| {
+        format!("over {} (penalty left out)", units::format_bytes(cap))
+    });
+    let defaults = if result.defaults.feasible {
+        "the defaults"
+    } else {
+        "the defaults (over the cap)"
+    };
+    let mut series = vec![
+        charts::Series {
+            kind: charts::SeriesKind::Reference,
+            ..charts::Series::line(defaults, vec![(1.0, 1.0), (evaluations.max(1.0), 1.0)])
+        },
+        charts::Series::line(format!("best so far{under_cap}"), best),
+        charts::Series {
+            kind: charts::SeriesKind::Points,
+            ..charts::Series::line(format!("each evaluation{under_cap}"), under)
+        },
+    ];
+    series.push(charts::Series {
+        kind: charts::SeriesKind::Points,
+        ..charts::Series::line(over_name, over)
+    });
+    // A series with no point (nothing under the cap, or over it) has no place in the legend.
+    series.retain(|s| !s.points.is_empty());
     charts::LineChart {
         title: "sim tune: convergence".into(),
-        subtitle: None,
+        subtitle: Some(format!(
+            "{}; objective: {} relative to the defaults{}; {cap}",
+            targets.join(", "),
+            objective_text(opts.objective),
+            if targets.len() > 1 {
+                " (geometric mean over the scenarios)"
+            } else {
+                ""
+            },
+        )),
         x_label: "evaluations".into(),
-        y_label: "objective (relative to the defaults)".into(),
-        series: vec![
-            charts::Series {
-                name: "best so far".into(),
-                points: best,
-                band: vec![],
-                kind: charts::SeriesKind::Line,
-            },
-            charts::Series {
-                name: "each evaluation".into(),
-                points: each,
-                band: vec![],
-                kind: charts::SeriesKind::Line,
-            },
-        ],
+        y_label: "objective (the defaults = 1)".into(),
+        series,
         log_x: false,
         log_y: false,
         x_format: None,
         y_format: None,
         x_ticks: None,
     }
-    .save(&dir.join("tune-convergence"))
+}
+
+/// Writes `tune-convergence.png` and `.svg` into `dir` (see [`convergence_chart`]).
+pub fn convergence_plot(
+    result: &TuneResult,
+    targets: &[Target],
+    opts: &TuneOptions,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, charts::ChartError> {
+    let names: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{} (arm {})", t.label, t.arm_name))
+        .collect();
+    convergence_chart(result, &names, opts).save(&dir.join("tune-convergence"))
 }
 
 #[cfg(test)]
@@ -294,5 +360,107 @@ mod tests {
         empirical.first_byte.mean = None;
         empirical.first_byte.value = None;
         assert_eq!(arrow_cpp_settings(&empirical), None);
+    }
+
+    fn evaluation(wall: f64, peak: f64, cap: f64) -> super::super::Evaluation {
+        let m = Measured {
+            wall_ns: wall,
+            cost_usd: 1.0,
+            peak_memory_bytes: peak,
+        };
+        let base = Measured {
+            wall_ns: 10.0,
+            cost_usd: 1.0,
+            peak_memory_bytes: 1.0,
+        };
+        super::super::evaluation(
+            Vec::new(),
+            vec![m],
+            &[base],
+            super::super::Objective::Time,
+            Some(cap as u64),
+        )
+    }
+
+    /// Evaluations over the memory cap are their own series at their unpenalised objective
+    /// (the penalty, 1000x and more, was drawn as if measured, or they were dropped unsaid),
+    /// and "best so far" is over the evaluations under the cap only.
+    #[test]
+    fn the_convergence_plot_keeps_the_penalty_off_its_scale() {
+        let history: Vec<_> = [(5.0, 200.0), (8.0, 50.0), (4.0, 300.0), (6.0, 60.0)]
+            .into_iter()
+            .map(|(wall, peak)| (evaluation(wall, peak, 100.0), 0.0))
+            .collect();
+        assert!(history[0].0.objective >= 1000.0, "the search's penalty");
+        let result = TuneResult {
+            defaults: evaluation(10.0, 1.0, 100.0),
+            best: history[1].0.clone(),
+            history,
+            notes: Vec::new(),
+        };
+        let opts = TuneOptions {
+            params: Vec::new(),
+            objective: super::super::Objective::Time,
+            max_memory_bytes: Some(100),
+            budget: 4,
+            seed: 0,
+            arm: None,
+            reps: None,
+            progress: false,
+        };
+        let chart = convergence_chart(&result, &["msf (arm redesign)".into()], &opts);
+        let series = |name: &str| {
+            chart
+                .series
+                .iter()
+                .find(|s| s.name == name)
+                .unwrap_or_else(|| panic!("no series {name}"))
+                .points
+                .clone()
+        };
+        assert_eq!(
+            series("best so far under the cap"),
+            vec![(2.0, 0.8), (3.0, 0.8), (4.0, 0.6)]
+        );
+        assert_eq!(
+            series("each evaluation under the cap"),
+            vec![(2.0, 0.8), (4.0, 0.6)]
+        );
+        assert_eq!(
+            series("over 100B (penalty left out)"),
+            vec![(1.0, 0.5), (3.0, 0.4)]
+        );
+        let subtitle = chart.subtitle.unwrap();
+        assert!(subtitle.contains("msf (arm redesign)"), "{subtitle}");
+        assert!(
+            subtitle.contains("objective: wall time relative to the defaults"),
+            "{subtitle}"
+        );
+        assert!(
+            subtitle.contains("memory cap 100B (2 of 4 evaluations over it)"),
+            "{subtitle}"
+        );
+        // Without a cap, every evaluation counts and no name speaks of one.
+        let uncapped = TuneOptions {
+            max_memory_bytes: None,
+            ..opts
+        };
+        let base = result.defaults.measured.clone();
+        let history = result
+            .history
+            .iter()
+            .map(|(e, b)| {
+                let mut e = e.clone();
+                e.feasible = true;
+                e.objective = super::super::score(uncapped.objective, &e.measured, &base);
+                (e, *b)
+            })
+            .collect();
+        let result = TuneResult { history, ..result };
+        let chart = convergence_chart(&result, &["msf (arm redesign)".into()], &uncapped);
+        let names: Vec<&str> = chart.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["the defaults", "best so far", "each evaluation"]);
+        assert_eq!(chart.series[1].points.last(), Some(&(4.0, 0.4)));
+        assert!(chart.subtitle.unwrap().ends_with("no memory cap"));
     }
 }

@@ -115,7 +115,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
         eprintln!("history: {}", path.display());
     }
     if let Some(dir) = &args.plot {
-        for p in experiments::tune::report::convergence_plot(&out.result, dir)? {
+        for p in experiments::tune::report::convergence_plot(&out.result, &targets, &opts, dir)? {
             eprintln!("plot: {}", p.display());
         }
     }

@@ -45,7 +45,7 @@ impl Series {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct LineChart {
     pub title: String,
     /// A smaller line under the title (e.g. where the other axes of a sweep sit).

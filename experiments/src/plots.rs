@@ -374,15 +374,10 @@ const MIB: f64 = 1024.0 * 1024.0;
 fn panel(title: &str, y: &str, series: Vec<Series>) -> LineChart {
     LineChart {
         title: title.into(),
-        subtitle: None,
         x_label: "time (s)".into(),
         y_label: y.into(),
         series,
-        log_x: false,
-        log_y: false,
-        x_format: None,
-        y_format: None,
-        x_ticks: None,
+        ..LineChart::default()
     }
 }
 

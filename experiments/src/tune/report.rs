@@ -320,11 +320,7 @@ fn convergence_chart(
         x_label: "evaluations".into(),
         y_label: "objective (the defaults = 1)".into(),
         series,
-        log_x: false,
-        log_y: false,
-        x_format: None,
-        y_format: None,
-        x_ticks: None,
+        ..charts::LineChart::default()
     }
 }
 

@@ -2,9 +2,12 @@
 //! events in with `now` as a parameter, the admission answer (`can_issue`, `target_bytes`) out.
 //!
 //! Each read the reader hands to an IO thread is tracked from issue to completion under the
-//! caller's `read_id`. Bytes "in flight" are the bytes of a read not yet received: with R7 only
-//! while the read runs on an IO thread (`on_start`), without R7 from the moment it is issued.
-//! Progress events shrink them (received bytes are memory, no longer in flight).
+//! caller's `read_id`. Bytes "in flight" are a read's whole length until it ends (completed or
+//! failed): with R7 only while the read runs on an IO thread (`on_start`), without R7 from the
+//! moment it is issued. Progress does not shrink them: `Prefetcher.cpp` adds `task->length`
+//! when a task is scheduled (and, for the running count, when it starts) and subtracts it only
+//! when `runTask` ends (until 2026-12-07 received bytes left the count as they arrived, which
+//! admitted more read-ahead than ClickHouse does).
 
 use limits::saturating_u64;
 use serde::{Deserialize, Serialize};
@@ -269,8 +272,9 @@ impl InFlightController {
         read.started_ns.is_some() || self.config.count_queued_bytes
     }
 
+    /// The bytes a read counts in flight while it counts: all of them, until it ends.
     fn outstanding(read: &TrackedRead) -> u64 {
-        read.bytes - read.bytes_ready
+        read.bytes
     }
 
     fn add_in_flight(&mut self, bytes: u64) {
@@ -347,9 +351,9 @@ impl InFlightController {
         Ok(())
     }
 
-    /// `bytes_ready` bytes of the read (cumulative, in offset order) have arrived; they leave
-    /// the in-flight count. A smaller value than before is ignored; a larger one than the read
-    /// is capped at its size.
+    /// `bytes_ready` bytes of the read (cumulative, in offset order) have arrived (the read
+    /// still counts whole in flight). A smaller value than before is ignored; a larger one than
+    /// the read is capped at its size.
     pub fn on_progress(
         &mut self,
         now_ns: u64,
@@ -370,7 +374,6 @@ impl InFlightController {
             read.first_progress_ns = Some(now_ns);
         }
         if ready > read.bytes_ready {
-            self.bytes_in_flight -= ready - read.bytes_ready;
             read.bytes_ready = ready;
         }
         self.reads.insert(read_id, read);
@@ -530,9 +533,9 @@ mod tests {
             assert_eq!(c.reads_running(), 1);
             c.on_first_byte(10, 7).unwrap();
             c.on_progress(11, 7, MIB).unwrap();
-            assert_eq!(c.bytes_in_flight(), 2 * MIB);
+            assert_eq!(c.bytes_in_flight(), 3 * MIB, "a running read counts whole");
             c.on_progress(12, 7, MIB / 2).unwrap(); // stale: ignored
-            assert_eq!(c.bytes_in_flight(), 2 * MIB);
+            assert_eq!(c.bytes_in_flight(), 3 * MIB);
         }
         assert_eq!(events.parquet_read_tasks, 2);
         assert_eq!(events.parquet_read_task_bytes, 6 * MIB);
@@ -718,8 +721,9 @@ mod tests {
     }
 
     proptest! {
-        /// Bytes in flight always equal the outstanding bytes of the reads that count (running,
-        /// or also queued without R7); the target never drops below its floors.
+        /// Bytes in flight always equal the whole length of the reads that count (running, or
+        /// also queued without R7), whatever progress they made; the target never drops below
+        /// its floors.
         #[test]
         fn in_flight_matches_a_recount(
             ops in proptest::collection::vec((op(), 0u64..50_000_000), 1..200),
@@ -763,7 +767,7 @@ mod tests {
                         model.remove(&id);
                     },
                 }
-                let expected: u64 = model.values().filter(|(_, started, _)| *started || count_queued).map(|(b, _, r)| b - r).sum();
+                let expected: u64 = model.values().filter(|(_, started, _)| *started || count_queued).map(|(b, _, _)| b).sum();
                 prop_assert_eq!(c.bytes_in_flight(), expected);
                 prop_assert!(c.peak_bytes_in_flight() >= c.bytes_in_flight());
                 prop_assert_eq!(c.reads_running(), model.values().filter(|e| e.1).count() as u64);

@@ -380,8 +380,8 @@ impl InFlightController {
         Ok(())
     }
 
-    /// The read finished. Feeds the estimators (unless its bytes came from the page cache) and
-    /// counts `ParquetReadFirstByteMicroseconds` and `ParquetReadTransferMicroseconds`, as
+    /// The read finished. Feeds the estimators and counts `ParquetReadFirstByteMicroseconds` and
+    /// `ParquetReadTransferMicroseconds` (neither for bytes from the page cache), as
     /// `Prefetcher::updateReadStats` does: the first byte is the first progress report before
     /// the end, and a read without one (one progress chunk or less, a local `pread`) samples its
     /// whole time as first byte and no bandwidth. A read completed without a start event is
@@ -405,19 +405,20 @@ impl InFlightController {
         let first_byte_ns = first_byte_at - started_ns;
         let transfer_ns = now_ns - first_byte_at;
         let fed_estimators = source != ReadSource::PageCache;
+        // Both counted inside `updateReadStats`, which a page-cache read does not reach.
         if fed_estimators {
             self.first_byte.update(first_byte_ns);
             self.bandwidth.update(read.bytes, transfer_ns);
             self.target_bytes = self.fitted_target_bytes();
+            events.add(
+                ProfileEvent::ParquetReadFirstByteMicroseconds,
+                first_byte_ns / 1_000,
+            );
+            events.add(
+                ProfileEvent::ParquetReadTransferMicroseconds,
+                transfer_ns / 1_000,
+            );
         }
-        events.add(
-            ProfileEvent::ParquetReadFirstByteMicroseconds,
-            first_byte_ns / 1_000,
-        );
-        events.add(
-            ProfileEvent::ParquetReadTransferMicroseconds,
-            transfer_ns / 1_000,
-        );
         Ok(CompletedRead {
             bytes: read.bytes,
             queued_ns: started_ns - read.issued_ns,
@@ -599,11 +600,14 @@ mod tests {
         c.on_start(0, 1).unwrap();
         c.on_first_byte(1_000, 1).unwrap();
         let done = c
-            .on_complete(2_000, 1, ReadSource::PageCache, &mut events)
+            .on_complete(2_000_000, 1, ReadSource::PageCache, &mut events)
             .unwrap();
         assert!(!done.fed_estimators);
         assert_eq!(c.first_byte_estimator().samples(), 0);
         assert_eq!(c.target_bytes(), before);
+        // Nor its profile events: `updateReadStats` counts them, and is not reached.
+        assert_eq!(events.parquet_read_first_byte_microseconds, 0);
+        assert_eq!(events.parquet_read_transfer_microseconds, 0);
     }
 
     #[test]

@@ -159,12 +159,13 @@ impl IssueQueue {
         self.stream
     }
 
-    /// Appends a planned read; counts `ParquetPlannedReads`.
-    pub fn push(&mut self, read: PlannedRead, events: &mut ProfileEvents) {
+    /// Appends a planned read (`ParquetPlannedReads` counts it when it is issued from the
+    /// queue, as `pumpIssueQueue` does after `startPrefetch`: a read taken by the demand path or
+    /// cancelled is not counted).
+    pub fn push(&mut self, read: PlannedRead, _events: &mut ProfileEvents) {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.insert(seq, read);
-        events.add(ProfileEvent::ParquetPlannedReads, 1);
     }
 
     fn insert(&mut self, seq: u64, read: PlannedRead) {
@@ -227,7 +228,7 @@ impl IssueQueue {
     }
 
     /// Removes every waiting read of `row_group` (e.g. dropped by its bloom filter) and returns
-    /// them in queue order. They were counted as planned; they are not issued.
+    /// them in queue order. They are not issued (nor counted as planned).
     pub fn cancel_row_group(&mut self, row_group: u32) -> Vec<PlannedRead> {
         let mut seqs: Vec<u64> = self
             .by_subgroup
@@ -353,6 +354,7 @@ impl IssueQueue {
         if self.stalled_head == Some(read.read_id) {
             self.stalled_head = None;
         }
+        events.add(ProfileEvent::ParquetPlannedReads, 1);
         self.last_blocked = None;
         Ok(Issued {
             read,
@@ -411,7 +413,10 @@ mod tests {
                 &mut events,
             );
         }
-        assert_eq!(events.parquet_planned_reads, 4);
+        assert_eq!(
+            events.parquet_planned_reads, 0,
+            "counted when issued, not when queued"
+        );
         let mut issued = Vec::new();
         while let Some(next) = queue
             .poll(0, &FREE, &mut c, &mut memory, &mut events)
@@ -427,6 +432,7 @@ mod tests {
         );
         assert!(matches!(queue.last_blocked(), Some(Blocked::Target { .. })));
         assert_eq!(events.parquet_read_tasks, 2);
+        assert_eq!(events.parquet_planned_reads, 2);
         // Read 0 behaves like the priors (50 ms, 64 B/us), so the target stays put.
         c.on_first_byte(50_000_000, 0).unwrap();
         let done_ns = 50_000_000 + 40 * MIB * 1_000 / 64;

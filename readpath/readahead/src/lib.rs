@@ -28,7 +28,7 @@
 //! let mut pool = IoPool::new(controller.config().io_threads)?;
 //! let mut queue = IssueQueue::new(0);
 //!
-//! // Plan a 3 MiB data-page read of row group 0 (counts ParquetPlannedReads).
+//! // Plan a 3 MiB data-page read of row group 0 (ParquetPlannedReads counts it once issued).
 //! queue.push(PlannedRead { read_id: 7, bytes: 3 << 20, class: MemoryClass::CompressedPages, row_group: 0, subgroup: 0 }, &mut events);
 //! let context = AdmissionContext { running_tasks: 0, privileged: Some((0, 0)) };
 //! let issued = queue.poll(0, &context, &mut controller, &mut memory, &mut events)?.expect("admitted");

@@ -6,8 +6,11 @@
 //! a charge is admitted when `added < low || (usage + added <= high && running_tasks <
 //! max_parsing_threads)`; delivered chunks are not charged (so the watermark is not a cap).
 //! Redesign: Metadata (fixed 0.05), Compressed
-//! (`input_format_parquet_compressed_memory_fraction`, 0.35), Decoded (the rest), shared by all
-//! streams; a charge is admitted when `usage + added <= pool`; delivered chunks stay charged to
+//! (`input_format_parquet_compressed_memory_fraction`, 0.35), Decoded (the rest), each of them
+//! per stream and divided by the streams, as `ReadManager::poolLimits` asks
+//! `getLimitsPerReader` (`fraction /= num_streams`; until 2026-12-07 the pools were shared by
+//! all streams, so one file could take a whole pool); a charge is admitted when
+//! `usage + added <= pool`; delivered chunks stay charged to
 //! Decoded until consumed. In both, a privileged charge (the current subgroup of the first
 //! incomplete row group) is always admitted, so the reader cannot deadlock.
 
@@ -135,7 +138,7 @@ impl MemoryClass {
 pub enum Budget {
     /// A base stage budget (per stream).
     Stage(Stage),
-    /// A redesign pool (shared by all streams).
+    /// A redesign pool (per stream).
     Pool(Pool),
 }
 
@@ -195,8 +198,10 @@ impl MemorySettings {
                 what: "memory for any pool",
             });
         }
-        if self.input_format_parquet_memory_low_watermark
-            > self.input_format_parquet_memory_high_watermark
+        // The low watermark is the base's admission rule; the redesign's pools do not read it.
+        if !self.r4_memory_by_lifetime
+            && self.input_format_parquet_memory_low_watermark
+                > self.input_format_parquet_memory_high_watermark
         {
             return Err(ReadaheadError::OutOfRange {
                 name: "MemorySettings::input_format_parquet_memory_low_watermark",
@@ -221,6 +226,14 @@ impl MemorySettings {
             return Err(ReadaheadError::InvalidFraction {
                 name: "MemorySettings::input_format_parquet_compressed_memory_fraction",
                 value: compressed,
+            });
+        }
+        if self.r4_memory_by_lifetime && compressed <= 0.0 {
+            // "input_format_parquet_compressed_memory_fraction must be in (0, 0.95)"
+            return Err(ReadaheadError::OutOfRange {
+                name: "MemorySettings::input_format_parquet_compressed_memory_fraction",
+                value: compressed.to_string(),
+                expected: "above 0 (ClickHouse refuses a value outside (0, 0.95): a Compressed pool of 0 bytes admits no data page)",
             });
         }
         if self.r4_memory_by_lifetime && METADATA_FRACTION + compressed >= 1.0 {
@@ -324,7 +337,7 @@ pub struct BudgetUsage {
 #[derive(Debug, Clone)]
 pub struct Memory {
     settings: MemorySettings,
-    /// Limit per slot: base = per (stream, stage), redesign = per pool.
+    /// Limit per slot: per (stream, stage) or (stream, pool).
     limit_bytes: Vec<u64>,
     usage_bytes: Vec<u64>,
     /// Usage per budget summed over streams, and its peak (index = stage or pool).
@@ -355,19 +368,20 @@ impl Memory {
     pub fn new(settings: MemorySettings) -> Result<Memory, ReadaheadError> {
         settings.validate()?;
         let high = settings.input_format_parquet_memory_high_watermark as f64;
-        let limit_bytes = if settings.r4_memory_by_lifetime {
-            let metadata = saturating_u64(high * METADATA_FRACTION);
-            let compressed =
-                saturating_u64(high * settings.input_format_parquet_compressed_memory_fraction);
-            let decoded = settings
-                .input_format_parquet_memory_high_watermark
+        let streams = f64::from(settings.streams);
+        let per_stream = if settings.r4_memory_by_lifetime {
+            let metadata = saturating_u64(high * METADATA_FRACTION / streams);
+            let compressed = saturating_u64(
+                high * settings.input_format_parquet_compressed_memory_fraction / streams,
+            );
+            let decoded = saturating_u64(high / streams)
                 .saturating_sub(metadata)
                 .saturating_sub(compressed);
             vec![metadata, compressed, decoded]
         } else {
-            let per_stage = saturating_u64(high * STAGE_FRACTION / f64::from(settings.streams));
-            vec![per_stage; Stage::ALL.len() * settings.streams as usize]
+            vec![saturating_u64(high * STAGE_FRACTION / streams); Stage::ALL.len()]
         };
+        let limit_bytes = per_stream.repeat(settings.streams as usize);
         let budgets = if settings.r4_memory_by_lifetime {
             Pool::ALL.len()
         } else {
@@ -417,14 +431,15 @@ impl Memory {
     }
 
     fn slot(&self, stream: usize, budget_index: usize) -> usize {
-        if self.settings.r4_memory_by_lifetime {
-            budget_index
+        let budgets = if self.settings.r4_memory_by_lifetime {
+            Pool::ALL.len()
         } else {
-            stream * Stage::ALL.len() + budget_index
-        }
+            Stage::ALL.len()
+        };
+        stream * budgets + budget_index
     }
 
-    /// Limit of a budget for one stream (a pool's limit is shared: the same for every stream).
+    /// Limit of a budget for one stream (the same for every stream).
     /// 0 for a budget of the other model.
     pub fn limit_bytes(&self, budget: Budget) -> u64 {
         self.budget_index(budget)
@@ -598,7 +613,7 @@ impl Memory {
         Ok(self.record(stream, budget, bytes, privileged))
     }
 
-    /// Usage of a budget for one stream (a pool: shared usage).
+    /// Usage of a budget for one stream.
     pub fn usage_bytes(&self, stream: usize, budget: Budget) -> u64 {
         self.budget_index(budget)
             .and_then(|index| self.usage_bytes.get(self.slot(stream, index)).copied())
@@ -612,11 +627,7 @@ impl Memory {
         } else {
             Stage::ALL.iter().map(|&s| Budget::Stage(s)).collect()
         };
-        let streams = if self.settings.r4_memory_by_lifetime {
-            1
-        } else {
-            u64::from(self.settings.streams)
-        };
+        let streams = u64::from(self.settings.streams);
         budgets
             .into_iter()
             .enumerate()
@@ -844,6 +855,62 @@ mod tests {
         memory.release(b).unwrap();
     }
 
+    /// `getLimitsPerReader`: each stream's reader gets `high x fraction / streams` of each pool,
+    /// and one stream filling its pool leaves the others theirs (the pools were shared, so one
+    /// file could take a whole pool).
+    #[test]
+    fn lifetime_pools_are_per_stream_and_divided_by_the_streams() {
+        let mut memory = Memory::new(MemorySettings {
+            input_format_parquet_memory_high_watermark: 100 * MIB,
+            r4_memory_by_lifetime: true,
+            streams: 4,
+            ..MemorySettings::default()
+        })
+        .unwrap();
+        let compressed = memory.limit_bytes(Budget::Pool(Pool::Compressed));
+        assert_eq!(compressed, (100.0 * MIB as f64 * 0.35 / 4.0) as u64);
+        let on = |stream, bytes| ChargeRequest {
+            stream,
+            ..request(MemoryClass::CompressedPages, bytes)
+        };
+        let full = charged(memory.try_charge(on(0, compressed)).unwrap());
+        assert!(matches!(
+            memory.try_charge(on(0, 1)).unwrap(),
+            Admission::Refused(_)
+        ));
+        let other = charged(memory.try_charge(on(3, compressed)).unwrap());
+        let summed = memory
+            .usage()
+            .into_iter()
+            .find(|u| u.budget == Budget::Pool(Pool::Compressed))
+            .unwrap();
+        assert_eq!(summed.usage_bytes, 2 * compressed);
+        assert_eq!(summed.limit_bytes, 4 * compressed);
+        memory.release(full).unwrap();
+        memory.release(other).unwrap();
+    }
+
+    #[test]
+    fn the_redesign_refuses_a_zero_compressed_pool_and_ignores_the_low_watermark() {
+        let r4 = |f: fn(&mut MemorySettings)| {
+            let mut s = MemorySettings {
+                r4_memory_by_lifetime: true,
+                ..MemorySettings::default()
+            };
+            f(&mut s);
+            Memory::new(s)
+        };
+        assert!(r4(|s| s.input_format_parquet_compressed_memory_fraction = 0.0).is_err());
+        // A high watermark under the (base's) low one: the base refuses it, the redesign
+        // does not read the low watermark.
+        assert!(r4(|s| s.input_format_parquet_memory_high_watermark = 1 << 20).is_ok());
+        assert!(Memory::new(MemorySettings {
+            input_format_parquet_memory_high_watermark: 1 << 20,
+            ..MemorySettings::default()
+        })
+        .is_err());
+    }
+
     #[test]
     fn bad_settings_are_errors() {
         let bad = |f: fn(&mut MemorySettings)| {
@@ -879,7 +946,10 @@ mod tests {
             ReadaheadError::ZeroSetting { .. }
         ));
         assert!(matches!(
-            bad(|s| s.input_format_parquet_memory_low_watermark = 5 << 30),
+            bad(|s| {
+                s.r4_memory_by_lifetime = false;
+                s.input_format_parquet_memory_low_watermark = 5 << 30
+            }),
             ReadaheadError::OutOfRange { .. }
         ));
         let message = bad(|s| s.input_format_parquet_compressed_memory_fraction = 0.96).to_string();

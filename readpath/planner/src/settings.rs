@@ -749,7 +749,7 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "input_format_parquet_memory_low_watermark",
         kind: SIZE,
-        doc: "base: a charge smaller than this is always admitted",
+        doc: "base: a charge smaller than a stage's share of this (0.2 / streams) is always admitted",
         source: CH_FORMAT,
         honoured: Honoured::CLICKHOUSE,
         requires: Requires::MechanismOff(4),

@@ -2,9 +2,10 @@
 //! three lifetime pools (R4). Every charge is a [`Charge`] token that is not `Clone` and must be
 //! given back to [`Memory::release`], so each charge is released exactly once.
 //!
-//! Base: each stage gets `0.2 x input_format_parquet_memory_high_watermark / streams` per stream;
-//! a charge is admitted when `added < low || (usage + added <= high && running_tasks <
-//! max_parsing_threads)`; delivered chunks are not charged (so the watermark is not a cap).
+//! Base: each stage gets `0.2 x input_format_parquet_memory_high_watermark / streams` per stream,
+//! and `0.2 x input_format_parquet_memory_low_watermark / streams` as its low watermark (until
+//! 2026-12-07 the whole low watermark); a charge is admitted when `added < low || (usage + added
+//! <= high && running_tasks < max_parsing_threads)`; delivered chunks are not charged (so the watermark is not a cap).
 //! Redesign: Metadata (fixed 0.05), Compressed
 //! (`input_format_parquet_compressed_memory_fraction`, 0.35), Decoded (the rest), each of them
 //! per stream and divided by the streams, as `ReadManager::poolLimits` asks
@@ -439,6 +440,15 @@ impl Memory {
         stream * budgets + budget_index
     }
 
+    /// The base's low watermark for one stage of one stream: like the high one, the stage's
+    /// share over the streams (`getLimitsPerReader(stage.memory_target_fraction)` scales both).
+    fn stage_low_watermark_bytes(&self) -> u64 {
+        saturating_u64(
+            self.settings.input_format_parquet_memory_low_watermark as f64 * STAGE_FRACTION
+                / f64::from(self.settings.streams),
+        )
+    }
+
     /// Limit of a budget for one stream (the same for every stream).
     /// 0 for a budget of the other model.
     pub fn limit_bytes(&self, budget: Budget) -> u64 {
@@ -474,7 +484,7 @@ impl Memory {
         let admitted = if self.settings.r4_memory_by_lifetime {
             fits
         } else {
-            request.bytes < self.settings.input_format_parquet_memory_low_watermark
+            request.bytes < self.stage_low_watermark_bytes()
                 || (fits && request.running_tasks < self.settings.max_parsing_threads)
         };
         if !admitted && !request.privileged {
@@ -717,7 +727,8 @@ mod tests {
 
     #[test]
     fn base_admission_rule() {
-        // One stream of 0.2 x 100 MiB = 20 MiB per stage; low watermark 2 MiB; 4 parsing threads.
+        // One stream of 0.2 x 100 MiB = 20 MiB per stage; low watermark 0.2 x 2 MiB; 4 parsing
+        // threads.
         let mut memory = Memory::new(MemorySettings {
             input_format_parquet_memory_high_watermark: 100 * MIB,
             max_parsing_threads: 4,
@@ -735,16 +746,20 @@ mod tests {
                 .try_charge(request(MemoryClass::DecodedColumns, MIB))
                 .unwrap(),
         );
+        // The low watermark is the stage's share too (`getLimitsPerReader`): 0.2 x 2 MiB over
+        // one stream, 419,430 bytes.
+        let low = 419_430;
         let tiny = charged(
             memory
-                .try_charge(request(MemoryClass::CompressedPages, 2 * MIB - 1))
+                .try_charge(request(MemoryClass::CompressedPages, low - 1))
                 .unwrap(),
         );
         assert!(memory.usage_bytes(0, Budget::Stage(Stage::ColumnData)) > 20 * MIB);
-        // At the low watermark and over the budget: refused.
+        // At the stage's low watermark and over the budget: refused (the whole 2 MiB admitted
+        // it until 2026-12-07).
         assert!(matches!(
             memory
-                .try_charge(request(MemoryClass::CompressedPages, 2 * MIB))
+                .try_charge(request(MemoryClass::CompressedPages, low))
                 .unwrap(),
             Admission::Refused(_)
         ));
@@ -1027,6 +1042,8 @@ mod tests {
                 MemoryClass::CompressedPages, MemoryClass::DecodedColumns, MemoryClass::DeliveredChunk,
             ];
             let mut memory = Memory::new(settings).unwrap();
+            // The base's low watermark per stage and stream.
+            let low = (MIB as f64 * 0.2 / f64::from(streams)) as u64;
             let mut held: Vec<Charge> = Vec::new();
             for (class, bytes, stream, privileged, running_tasks, release) in ops {
                 if release && !held.is_empty() {
@@ -1041,9 +1058,9 @@ mod tests {
                     Admission::Charged(charge) => {
                         if let (Some(budget), Some(before)) = (charge.budget(), before) {
                             let over = before + bytes > memory.limit_bytes(budget);
-                            let excused = privileged || (!lifetime_model && bytes < MIB);
+                            let excused = privileged || (!lifetime_model && bytes < low);
                             prop_assert!(!over || excused, "{:?} over budget without privilege", budget);
-                            let normal = if lifetime_model { !over } else { bytes < MIB || (!over && running_tasks < 4) };
+                            let normal = if lifetime_model { !over } else { bytes < low || (!over && running_tasks < 4) };
                             prop_assert_eq!(charge.is_privileged(), privileged && !normal);
                         }
                         held.push(charge);

@@ -210,12 +210,13 @@ impl InFlightController {
         fitted.max(self.config.min_bytes_in_flight).max(floor)
     }
 
-    /// Whether a read of `bytes` may be issued now: it fits under the target, or nothing is in
-    /// flight (a read larger than the target must still be able to go). Always `true` when
+    /// Whether a read of `bytes` may be issued now: it fits under the target (`pumpIssueQueue`
+    /// blocks on `bytesInFlight() + bytes > target`, with no exception for an idle reader: a
+    /// read larger than the target goes when it is privileged or demanded; until 2026-12-07 an
+    /// idle controller admitted any read, which changed no shipped scenario). Always `true` when
     /// planning is disabled.
     pub fn can_issue(&self, bytes: u64) -> bool {
         !self.planning_enabled()
-            || self.bytes_in_flight == 0
             || self.bytes_in_flight.saturating_add(bytes) <= self.target_bytes()
     }
 
@@ -663,14 +664,15 @@ mod tests {
     }
 
     #[test]
-    fn can_issue_respects_target_but_never_starves() {
+    fn can_issue_respects_the_target_even_when_idle() {
         let mut events = ProfileEvents::new();
         let mut c = InFlightController::new(config(MIB, false)).unwrap();
         let target = c.target_bytes();
         assert!(
-            c.can_issue(target * 10),
-            "an idle controller admits any read"
+            !c.can_issue(target + 1),
+            "an idle controller admits only what fits (the pump has no idle exception)"
         );
+        assert!(c.can_issue(target));
         c.on_issue(0, 1, target - 10, &mut events).unwrap();
         c.on_start(0, 1).unwrap();
         assert!(c.can_issue(10));

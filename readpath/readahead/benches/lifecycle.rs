@@ -36,7 +36,7 @@ fn run(reads: u64) -> ProfileEvents {
             row_group: (read_id / 8) as u32,
             subgroup: 0,
         };
-        queue.push(read, &mut events);
+        queue.push(read);
     }
     let mut now = 0u64;
     let mut running = std::collections::VecDeque::new();

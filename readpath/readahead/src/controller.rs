@@ -92,7 +92,6 @@ struct TrackedRead {
     /// The first progress report before the end (`publishBytesReady`'s first call): where the
     /// Prefetcher's fit puts the first byte.
     first_progress_ns: Option<u64>,
-    bytes_ready: u64,
 }
 
 /// What the controller measured for one completed read.
@@ -307,7 +306,6 @@ impl InFlightController {
             issued_ns: now_ns,
             started_ns: None,
             first_progress_ns: None,
-            bytes_ready: 0,
         };
         if self.counts(&read) {
             self.add_in_flight(bytes);
@@ -352,9 +350,8 @@ impl InFlightController {
         Ok(())
     }
 
-    /// `bytes_ready` bytes of the read (cumulative, in offset order) have arrived (the read
-    /// still counts whole in flight). A smaller value than before is ignored; a larger one than
-    /// the read is capped at its size.
+    /// `bytes_ready` bytes of the read (cumulative, in offset order) have arrived. The read still
+    /// counts whole in flight; the first report before the end is the fit's first byte.
     pub fn on_progress(
         &mut self,
         now_ns: u64,
@@ -373,9 +370,6 @@ impl InFlightController {
         if read.first_progress_ns.is_none() && ready < read.bytes {
             // `publishBytesReady`'s first call before the end: the fit's "first byte".
             read.first_progress_ns = Some(now_ns);
-        }
-        if ready > read.bytes_ready {
-            read.bytes_ready = ready;
         }
         self.reads.insert(read_id, read);
         Ok(())

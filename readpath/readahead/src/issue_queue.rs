@@ -162,7 +162,7 @@ impl IssueQueue {
     /// Appends a planned read (`ParquetPlannedReads` counts it when it is issued from the
     /// queue, as `pumpIssueQueue` does after `startPrefetch`: a read taken by the demand path or
     /// cancelled is not counted).
-    pub fn push(&mut self, read: PlannedRead, _events: &mut ProfileEvents) {
+    pub fn push(&mut self, read: PlannedRead) {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.insert(seq, read);
@@ -408,10 +408,7 @@ mod tests {
         let mut memory = pools(4 << 30);
         let mut queue = IssueQueue::new(0);
         for id in 0..4 {
-            queue.push(
-                read(id, 40 * MIB, MemoryClass::CompressedPages, id as u32),
-                &mut events,
-            );
+            queue.push(read(id, 40 * MIB, MemoryClass::CompressedPages, id as u32));
         }
         assert_eq!(
             events.parquet_planned_reads, 0,
@@ -454,14 +451,8 @@ mod tests {
         let mut c = controller();
         let mut memory = pools(4 << 30);
         let mut queue = IssueQueue::new(0);
-        queue.push(
-            read(1, 200 * MIB, MemoryClass::CompressedPages, 1),
-            &mut events,
-        );
-        queue.push(
-            read(2, 300 * MIB, MemoryClass::CompressedPages, 5),
-            &mut events,
-        );
+        queue.push(read(1, 200 * MIB, MemoryClass::CompressedPages, 1));
+        queue.push(read(2, 300 * MIB, MemoryClass::CompressedPages, 5));
         // Idle, yet the 200 MiB head is past the 102.4 MB target: it waits (the pump has no
         // exception for an idle reader).
         assert!(queue
@@ -499,8 +490,8 @@ mod tests {
         // Metadata pool = 0.05 x 20 MiB = 1 MiB.
         let mut memory = pools(20 * MIB);
         let mut queue = IssueQueue::new(0);
-        queue.push(read(1, MIB, MemoryClass::OffsetIndex, 0), &mut events);
-        queue.push(read(2, 1000, MemoryClass::ColumnIndex, 1), &mut events);
+        queue.push(read(1, MIB, MemoryClass::OffsetIndex, 0));
+        queue.push(read(2, 1000, MemoryClass::ColumnIndex, 1));
         let first = queue
             .poll(0, &FREE, &mut c, &mut memory, &mut events)
             .unwrap()
@@ -531,10 +522,7 @@ mod tests {
         let mut c = controller();
         let mut memory = pools(20 * MIB); // Compressed = 7 MiB
         let mut queue = IssueQueue::new(0);
-        queue.push(
-            read(1, 8 * MIB, MemoryClass::CompressedPages, 0),
-            &mut events,
-        );
+        queue.push(read(1, 8 * MIB, MemoryClass::CompressedPages, 0));
         assert!(queue
             .poll(0, &FREE, &mut c, &mut memory, &mut events)
             .unwrap()
@@ -550,8 +538,8 @@ mod tests {
         let mut memory = pools(4 << 30);
         let mut queue = IssueQueue::new(0);
         c.on_issue(0, 1, 10, &mut events).unwrap(); // id 1 already tracked: a caller bug
-        queue.push(read(1, MIB, MemoryClass::Dictionary, 0), &mut events);
-        queue.push(read(2, MIB, MemoryClass::Dictionary, 0), &mut events);
+        queue.push(read(1, MIB, MemoryClass::Dictionary, 0));
+        queue.push(read(2, MIB, MemoryClass::Dictionary, 0));
         let result = queue.poll(0, &FREE, &mut c, &mut memory, &mut events);
         assert_eq!(result, Err(ReadaheadError::DuplicateRead { read_id: 1 }));
         assert_eq!(memory.total_usage_bytes(), 0);
@@ -567,10 +555,9 @@ mod tests {
 
     #[test]
     fn cancelled_row_groups_leave_the_queue() {
-        let mut events = ProfileEvents::new();
         let mut queue = IssueQueue::new(0);
         for (id, rg) in [(1, 0), (2, 1), (3, 0), (4, 2)] {
-            queue.push(read(id, 10, MemoryClass::Dictionary, rg), &mut events);
+            queue.push(read(id, 10, MemoryClass::Dictionary, rg));
         }
         let cancelled = queue.cancel_row_group(0);
         assert_eq!(
@@ -623,7 +610,7 @@ mod tests {
                 let mut memory = pools(high_mib * MIB);
                 let mut queue = IssueQueue::new(0);
                 for read in &reads {
-                    queue.push(*read, &mut events);
+                    queue.push(*read);
                 }
                 let mut issued_ids = Vec::new();
                 let mut now = 0u64;

@@ -86,7 +86,7 @@ impl ClickHouseReader {
                     row_group: rg,
                     subgroup,
                 };
-                u.queue.push(planned, &mut self.events);
+                u.queue.push(planned);
                 self.units.note_queued(u.id);
                 self.io.planned_queued += 1;
                 // A blocked task of its subgroup may issue it (the demand path).

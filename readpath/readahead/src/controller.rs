@@ -25,6 +25,11 @@ pub const READ_TASKS_FLOOR: u64 = 4;
 /// The fitted target keeps this many round trips of every IO thread busy.
 pub const ROUND_TRIPS_AHEAD: f64 = 2.0;
 
+/// The fitted bandwidth x round trip, per IO thread, is clamped to this before it is multiplied
+/// by the threads: `Prefetcher::targetBytesInFlight`'s `max_product_bytes` ("1 GiB, per-stream
+/// ceiling"), so that one absurd bandwidth sample cannot blow the target up.
+pub const MAX_PRODUCT_BYTES_PER_STREAM: f64 = (1u64 << 30) as f64;
+
 /// Where a read's bytes came from; reads served by the page cache are excluded from the fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ReadSource {
@@ -187,8 +192,8 @@ impl InFlightController {
         self.config.min_bytes_in_flight > 0
     }
 
-    /// `max(min_bytes_in_flight, bandwidth x first_byte_time x io_threads x 2)`, never below
-    /// `4 x bytes_per_read_task`.
+    /// `max(min_bytes_in_flight, min(bandwidth x first_byte_time, 1 GiB) x io_threads x 2)`,
+    /// never below `4 x bytes_per_read_task`.
     pub fn target_bytes(&self) -> u64 {
         debug_assert_eq!(self.target_bytes, self.fitted_target_bytes());
         self.target_bytes
@@ -196,8 +201,9 @@ impl InFlightController {
 
     /// [`Self::target_bytes`] from the estimators as they stand.
     fn fitted_target_bytes(&self) -> u64 {
-        let fitted = self.bandwidth.bytes_per_ns()
-            * self.first_byte.get_ns()
+        let product = self.bandwidth.bytes_per_ns() * self.first_byte.get_ns();
+        // `f64::min` takes the clamp for a NaN product as well.
+        let fitted = product.min(MAX_PRODUCT_BYTES_PER_STREAM)
             * f64::from(self.config.io_threads)
             * ROUND_TRIPS_AHEAD;
         // Saturating (NaN -> 0), so a huge estimate cannot wrap.
@@ -603,6 +609,30 @@ mod tests {
         // Nor its profile events: `updateReadStats` counts them, and is not reached.
         assert_eq!(events.parquet_read_first_byte_microseconds, 0);
         assert_eq!(events.parquet_read_transfer_microseconds, 0);
+    }
+
+    #[test]
+    fn one_absurd_bandwidth_sample_is_clamped_per_stream() {
+        // A 1-byte-per-ns stream whose first byte takes 100 s fits 100 GB a stream; the code
+        // clamps the product to 1 GiB before multiplying by the threads.
+        let mut events = ProfileEvents::new();
+        let cfg = config(MIB, false);
+        let threads = u64::from(cfg.io_threads);
+        let mut c = InFlightController::new(cfg).unwrap();
+        for id in 0..40 {
+            let t = id * 1_000_000_000_000;
+            c.on_issue(t, id, 64 * MIB, &mut events).unwrap();
+            c.on_start(t, id).unwrap();
+            c.on_progress(t + 100_000_000_000, id, 1).unwrap(); // first byte after 100 s
+            c.on_complete(
+                t + 100_000_000_000 + 64 * MIB,
+                id,
+                ReadSource::Store,
+                &mut events,
+            )
+            .unwrap(); // then 1 B/ns
+        }
+        assert_eq!(c.target_bytes(), (1 << 30) * threads * 2);
     }
 
     #[test]

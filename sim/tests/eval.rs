@@ -155,6 +155,7 @@ fn tune_history_lists_every_evaluation_with_the_best_so_far() {
         [
             "evaluation",
             "objective",
+            "search_objective",
             "best_so_far",
             "feasible",
             "input_format_parquet_coalesce_gap_bytes"
@@ -165,7 +166,10 @@ fn tune_history_lists_every_evaluation_with_the_best_so_far() {
     let mut best = f64::INFINITY;
     for (i, r) in rows.iter().enumerate() {
         assert_eq!(r[0].parse::<usize>().unwrap(), i + 1);
+        // No memory cap: every evaluation is feasible and the search saw what was measured.
+        assert_eq!(&r[4], "true");
+        assert_eq!(r[1].parse::<f64>().unwrap(), r[2].parse::<f64>().unwrap());
         best = best.min(r[1].parse::<f64>().unwrap());
-        assert_eq!(r[2].parse::<f64>().unwrap(), best, "row {}", i + 1);
+        assert_eq!(r[3].parse::<f64>().unwrap(), best, "row {}", i + 1);
     }
 }

@@ -204,23 +204,38 @@ pub fn tune_and_report(targets: &[Target], opts: &TuneOptions) -> Result<TuneOut
     Ok(TuneOutput { result, text })
 }
 
-/// Every evaluation of the search in order, as CSV: `evaluation` (from 1), `objective`,
-/// `best_so_far`, `feasible`, then each parameter's value as it ran (`sim tune --history`).
-pub fn history_csv(result: &TuneResult, params: &[super::Param]) -> Result<String, csv::Error> {
+/// Every evaluation of the search in order, as CSV (`sim tune --history`): `evaluation` (from
+/// 1); `objective`, what it measured (the objective's ratio to the defaults, also over the
+/// memory cap); `search_objective`, what the search was given to minimise (the objective, or for
+/// an evaluation over the cap its penalty, 1000 times how far over); `best_so_far`, the best
+/// objective of the evaluations under the cap so far (empty before the first); `feasible`; then
+/// each parameter's value as it ran. (Until 2026-12-07 `objective` and `best_so_far` carried the
+/// penalty, so a run whose first evaluations were over the cap printed 1000-odd as its best.)
+pub fn history_csv(result: &TuneResult, opts: &TuneOptions) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header = vec![
-        "evaluation".to_string(),
-        "objective".into(),
-        "best_so_far".into(),
-    ];
-    header.push("feasible".into());
-    header.extend(params.iter().map(|p| p.name.clone()));
+    let mut header: Vec<String> = [
+        "evaluation",
+        "objective",
+        "search_objective",
+        "best_so_far",
+        "feasible",
+    ]
+    .map(String::from)
+    .into();
+    header.extend(opts.params.iter().map(|p| p.name.clone()));
     w.write_record(&header)?;
-    for (i, (e, best)) in result.history.iter().enumerate() {
+    let base = &result.defaults.measured;
+    let mut best_so_far: Option<f64> = None;
+    for (i, (e, _)) in result.history.iter().enumerate() {
+        let measured = super::score(opts.objective, &e.measured, base);
+        if e.feasible {
+            best_so_far = Some(best_so_far.map_or(measured, |b| b.min(measured)));
+        }
         let mut row = vec![
             (i + 1).to_string(),
+            measured.to_string(),
             e.objective.to_string(),
-            best.to_string(),
+            best_so_far.map_or(String::new(), |b| b.to_string()),
             e.feasible.to_string(),
         ];
         row.extend(e.settings.iter().map(|(_, v)| v.clone()));
@@ -436,6 +451,18 @@ mod tests {
             subtitle.contains("memory cap 100B (2 of 4 evaluations over it)"),
             "{subtitle}"
         );
+        // The history says the same: measured objective, the penalty apart, best over the
+        // evaluations under the cap (none before the second).
+        let csv = history_csv(&result, &opts).unwrap();
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(
+            lines[0],
+            "evaluation,objective,search_objective,best_so_far,feasible"
+        );
+        assert!(lines[1].starts_with("1,0.5,2000,,false"), "{csv}");
+        assert_eq!(lines[2], "2,0.8,0.8,0.8,true");
+        assert!(lines[3].starts_with("3,0.4,3000,0.8,false"), "{csv}");
+        assert_eq!(lines[4], "4,0.6,0.6,0.6,true");
         // Without a cap, every evaluation counts and no name speaks of one.
         let uncapped = TuneOptions {
             max_memory_bytes: None,

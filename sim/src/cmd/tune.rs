@@ -109,7 +109,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     );
     super::out(&out.text)?;
     if let Some(path) = &args.history {
-        let text = experiments::tune::report::history_csv(&out.result, &opts.params)
+        let text = experiments::tune::report::history_csv(&out.result, &opts)
             .context("writing the history")?;
         std::fs::write(path, text).with_context(|| format!("{}", path.display()))?;
         eprintln!("history: {}", path.display());

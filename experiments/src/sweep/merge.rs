@@ -78,9 +78,29 @@ impl<R> LineBounded<R> {
     }
 }
 
-/// The message of the error [`LineBounded`] reads with.
-pub(crate) const LINE_TOO_LONG: &str =
-    "a line longer than MAX_SWEEP_LINE_BYTES (limits::MAX_SWEEP_LINE_BYTES): not a sweep CSV";
+/// The error [`LineBounded`] reads with, inside an `io::Error` of kind `InvalidData`: a type of
+/// its own, so that a caller tells it from other read errors by type, not by message text
+/// ([`is_line_too_long`]).
+#[derive(Debug)]
+pub(crate) struct LineTooLong;
+
+impl std::fmt::Display for LineTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "a line longer than MAX_SWEEP_LINE_BYTES (limits::MAX_SWEEP_LINE_BYTES): not a sweep CSV",
+        )
+    }
+}
+
+impl std::error::Error for LineTooLong {}
+
+/// Whether a CSV read failed because [`LineBounded`] met a line past the bound.
+pub(crate) fn is_line_too_long(e: &csv::Error) -> bool {
+    match e.kind() {
+        csv::ErrorKind::Io(io) => io.get_ref().is_some_and(|inner| inner.is::<LineTooLong>()),
+        _ => false,
+    }
+}
 
 impl<R: Read> Read for LineBounded<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -99,7 +119,7 @@ impl<R: Read> Read for LineBounded<R> {
         if ended.max(running) > MAX_SWEEP_LINE_BYTES {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                LINE_TOO_LONG,
+                LineTooLong,
             ));
         }
         Ok(n)
@@ -377,5 +397,19 @@ mod tests {
                 "{chunk}: {e}"
             );
         }
+        // Through the csv reader, the error is told by its type (`--resume` refuses on it and
+        // takes any other read error as a torn end).
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(LineBounded::new(std::io::Cursor::new(past)));
+        let mut rec = csv::StringRecord::new();
+        assert!(rdr.read_record(&mut rec).unwrap());
+        let e = rdr.read_record(&mut rec).unwrap_err();
+        assert!(is_line_too_long(&e), "{e}");
+        let other = csv::ReaderBuilder::new()
+            .from_reader(std::io::Cursor::new(b"a\n\xff\n".to_vec()))
+            .records()
+            .find_map(Result::err);
+        assert!(other.is_some_and(|e| !is_line_too_long(&e)));
     }
 }

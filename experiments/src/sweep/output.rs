@@ -252,7 +252,7 @@ fn complete_prefix(
         match rdr.read_record(&mut rec) {
             Ok(true) => {}
             Ok(false) => break,
-            Err(e) if e.to_string().contains(super::merge::LINE_TOO_LONG) => {
+            Err(e) if super::merge::is_line_too_long(&e) => {
                 return Err(err(format!("--resume refused: {e}")))
             }
             Err(_) => break,

@@ -65,7 +65,10 @@ impl RequestRecord {
     /// One Amazon S3 server access-log line (the format `docs/stores.md` describes; fields it does
     /// not know are `-`).
     pub fn access_log_line(&self, bucket: &str, id: usize) -> String {
-        let ms = |ns: u64| ns / 1_000_000;
+        // Rounded to the nearest millisecond, as `tracefit` reads access-log times (a `0` is
+        // the cell [0, 0.5 ms]); AWS does not document which it does. Truncated until
+        // 2026-12-07.
+        let ms = |ns: u64| ns.saturating_add(500_000) / 1_000_000;
         let total = ms(self.last_byte_ns.saturating_sub(self.start_ns));
         let turn_around = ms(self.first_byte_ns.saturating_sub(self.start_ns));
         let uri = if self.key.is_empty() {
@@ -504,7 +507,8 @@ mod tests {
         };
         let line = r.access_log_line("testbed", 7);
         assert!(line.contains("REST.GET.OBJECT t/part-0.parquet"), "{line}");
-        assert!(line.contains(" 206 - 262144 1000000 27 2 "), "{line}");
+        // 27 ms in all, 2.5 ms to the first byte: rounded, 27 and 3.
+        assert!(line.contains(" 206 - 262144 1000000 27 3 "), "{line}");
     }
 
     #[test]

@@ -124,6 +124,49 @@ fn gamma_latency_is_recognised_and_recovered() {
     }
 }
 
+/// First bytes under a millisecond (a server on loopback): most access-log values are `0`.
+/// They are the cell [0, 0.5 ms], not missing; dropping them fitted the slow remainder alone
+/// (a median of 1 ms or more where 0.4 ms was drawn).
+#[test]
+fn sub_millisecond_first_bytes_in_an_access_log_stay_in_the_fit() {
+    let synth = Synth {
+        requests: 5_000,
+        latency: Latency::Lognormal {
+            median_ns: 0.4 * MS,
+            sigma: 0.5,
+        },
+        ns_per_mib: 0.0,
+        bandwidth_median: 80.0 * MIB,
+        bandwidth_sigma: 0.2,
+        rate_per_s: 1000.0,
+        error_share: 0.0,
+        seed: 5,
+    };
+    let fits = fits(&synth);
+    let log = &fits[1];
+    assert_eq!(log.format, TraceFormat::S3AccessLog);
+    assert!(
+        2 * log.latency_below_resolution > log.latency_requests,
+        "{} of {}",
+        log.latency_below_resolution,
+        log.latency_requests
+    );
+    assert_eq!(log.latency_dropped, 0);
+    let median = log
+        .first_byte
+        .best()
+        .map(|c| c.dist.quantile_by_bisection(0.5))
+        .unwrap();
+    assert!(
+        (0.2 * MS..0.7 * MS).contains(&median),
+        "median {median} ns where 0.4 ms was drawn"
+    );
+    // The exact trace has none under its resolution.
+    assert_eq!(fits[0].latency_below_resolution, 0);
+    let yaml = log.to_yaml("fitted");
+    assert!(yaml.contains("under the log's 1 ms resolution"), "{yaml}");
+}
+
 #[test]
 fn size_dependence_is_measured_and_removed() {
     let synth = Synth {

@@ -276,8 +276,15 @@ pub fn ks_statistic(sorted: &[f64], dist: &FittedDist, resolution: f64) -> f64 {
         while j < sorted.len() && sorted[j] == v {
             j += 1;
         }
-        let below = dist.cdf(v - half);
-        let at = dist.cdf(v + half);
+        // The grid point `v` stands for: itself, or 0 for the stand-in of a value under the
+        // resolution (`fit_store` puts an access log's `0` at a quarter of the grid).
+        let cell = if resolution > 0.0 {
+            (v / resolution).round() * resolution
+        } else {
+            v
+        };
+        let below = dist.cdf(cell - half);
+        let at = dist.cdf(cell + half);
         d = d
             .max((below - i as f64 / n).abs())
             .max((at - j as f64 / n).abs());

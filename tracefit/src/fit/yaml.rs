@@ -142,9 +142,21 @@ impl StoreFit {
         );
         let _ = writeln!(
             out,
-            "# First-byte latency is {latency_kind}; {} successful store GETs, {} dropped (zero).",
+            "# First-byte latency is {latency_kind}; {} successful store GETs, {} dropped (zero, or negative de-trended).",
             self.latency_requests, self.latency_dropped
         );
+        if self.latency_below_resolution > 0 {
+            let _ = writeln!(
+                out,
+                "# {} of them under the log's 1 ms resolution (`0`), taken as 0.25 ms, the middle of [0, 0.5 ms]{}.",
+                self.latency_below_resolution,
+                if 2 * self.latency_below_resolution > self.latency_requests {
+                    ": most of the sample, so the fit cannot resolve the distribution below a millisecond; a trace with finer times (a sim trace, the test bed's request CSV) can"
+                } else {
+                    ""
+                }
+            );
+        }
         quality_comments(&mut out, "first_byte", &self.first_byte, Unit::Duration);
         match &self.size_slope {
             Some(s) => {

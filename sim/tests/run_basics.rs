@@ -240,3 +240,29 @@ fn the_clients_cpu_per_request_applies_and_changes_no_request() {
         }
     }
 }
+
+/// A redesign read a decoding step asks for is column data, charged to the Compressed pool,
+/// also when it starts at its chunk's dictionary page: with every chunk dictionary-encoded,
+/// every data read starts at one, and until 2026-12-07 all of them were charged to the 5%
+/// Metadata pool (Compressed peak 0).
+#[test]
+fn data_reads_starting_at_a_dictionary_page_are_column_data() {
+    use drive::metric::POOLS;
+    use experiments::report::Metric as M;
+    let text = small(2, 6, "").replace(
+        "    columns: { count: 8 }",
+        "    columns: { count: 8 }\n    dictionary_fraction: 1.0\n    indexes: { offset_index: true, column_index: none }",
+    );
+    let r = run_text(&text);
+    // POOLS ends with the redesign's Metadata, Compressed and Decoded.
+    let peak = |i: usize| metric(&r, "default", "redesign", M::PeakMemoryOf(POOLS[i]));
+    let (metadata, compressed) = (peak(5), peak(6));
+    assert!(compressed > 0.0, "Compressed peak {compressed}");
+    // Metadata holds only the offset indexes (a few hundred bytes a chunk).
+    assert!(
+        metadata < compressed / 100.0,
+        "Metadata {metadata} vs Compressed {compressed}"
+    );
+    let stalls = M::Event(ProfileEvent::ParquetIssueQueueStalls);
+    assert_eq!(metric(&r, "default", "redesign", stalls), 0.0);
+}

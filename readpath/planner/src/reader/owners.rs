@@ -12,6 +12,10 @@ const NONE: (u32, u32) = (u32::MAX, u32::MAX);
 #[derive(Debug, Default)]
 pub(super) struct Owners {
     by_entry: Vec<(u32, u32)>,
+    /// Per entry: whether a decoding step (PREWHERE or main pages) asks for it. Such a read is
+    /// column data whatever its first bytes are (a chunk's dictionary page read with its data
+    /// pages), as ClickHouse charges a `ColumnDataPrefetch` entry to the Compressed pool.
+    for_decode: Vec<bool>,
     /// Entries with an owner.
     owned: usize,
 }
@@ -25,22 +29,39 @@ impl Owners {
             .filter(|&o| o != NONE)
     }
 
-    /// Makes `owner` the owner of `entry` if it has none or a later one.
-    pub(super) fn keep_earliest(&mut self, entry: u32, owner: (u32, u32)) {
+    /// Makes `owner` the owner of `entry` if it has none or a later one; `for_decode`: the
+    /// asking step decodes (it is kept if any asker does).
+    pub(super) fn keep_earliest(&mut self, entry: u32, owner: (u32, u32), for_decode: bool) {
         debug_assert_ne!(owner, NONE, "an owner is a real (row group, subgroup)");
         let slot = self.slot(entry);
         let new = *slot == NONE;
         *slot = (*slot).min(owner);
         self.owned += usize::from(new);
+        self.mark(entry, for_decode);
     }
 
-    /// Makes `owner` the owner of `entry` if it has none.
-    pub(super) fn keep_first(&mut self, entry: u32, owner: (u32, u32)) {
+    /// Makes `owner` the owner of `entry` if it has none (see [`Self::keep_earliest`]).
+    pub(super) fn keep_first(&mut self, entry: u32, owner: (u32, u32), for_decode: bool) {
         debug_assert_ne!(owner, NONE, "an owner is a real (row group, subgroup)");
         let slot = self.slot(entry);
         if *slot == NONE {
             *slot = owner;
             self.owned += 1;
+        }
+        self.mark(entry, for_decode);
+    }
+
+    /// Whether a decoding step asks for `entry` (false for an entry without an owner).
+    pub(super) fn for_decode(&self, entry: u32) -> bool {
+        self.for_decode
+            .get(entry as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
+    fn mark(&mut self, entry: u32, for_decode: bool) {
+        if let Some(f) = self.for_decode.get_mut(entry as usize) {
+            *f |= for_decode;
         }
     }
 
@@ -53,6 +74,9 @@ impl Owners {
                     *slot = NONE;
                     self.owned -= 1;
                 }
+            }
+            if let Some(f) = self.for_decode.get_mut(e as usize) {
+                *f = false;
             }
         }
         debug_assert_eq!(self.owned, 0, "an entry kept an owner past its batch");
@@ -67,6 +91,7 @@ impl Owners {
         let i = entry as usize;
         if i >= self.by_entry.len() {
             self.by_entry.resize(i + 1, NONE);
+            self.for_decode.resize(i + 1, false);
         }
         // In bounds: just grown to it.
         &mut self.by_entry[i]
@@ -80,12 +105,14 @@ mod tests {
     #[test]
     fn the_earliest_owner_stays_and_clearing_forgets_every_one() {
         let mut o = Owners::default();
-        o.keep_earliest(5, (3, 1));
-        o.keep_earliest(5, (2, 4));
-        o.keep_earliest(5, (2, 7));
-        o.keep_first(9, (4, 0));
-        o.keep_first(9, (1, 0));
-        o.keep_first(0, (8, 8));
+        o.keep_earliest(5, (3, 1), false);
+        o.keep_earliest(5, (2, 4), true);
+        o.keep_earliest(5, (2, 7), false);
+        o.keep_first(9, (4, 0), false);
+        o.keep_first(9, (1, 0), false);
+        o.keep_first(0, (8, 8), true);
+        assert!(o.for_decode(5) && o.for_decode(0) && !o.for_decode(9));
+        assert!(!o.for_decode(1_000));
         assert_eq!(o.get(5), Some((2, 4)));
         assert_eq!(o.get(9), Some((4, 0)));
         assert_eq!(o.get(0), Some((8, 8)));
@@ -95,6 +122,7 @@ mod tests {
         o.clear(&[0, 5, 9]);
         assert!(o.is_empty());
         assert!(o.by_entry.iter().all(|&x| x == NONE));
+        assert!(!o.for_decode(5) && !o.for_decode(0));
         assert_eq!(o.get(5), None);
     }
 }

@@ -57,6 +57,17 @@ impl ClickHouseReader {
                 .first()
                 .and_then(|&e| u.plan.entries.get(e as usize))
                 .map_or(ReadKind::DataPages, |x| x.kind);
+            // Charged by what asks for it, not by its first bytes: a read a decoding step asks
+            // for is column data (Compressed), also when it starts at the chunk's dictionary
+            // page (`enqueueRowGroupPageReads` plans the dictionary inside the
+            // `ColumnDataPrefetch` entry; `poolOf` maps that stage to Compressed). Until
+            // 2026-12-07 such reads were charged to Metadata: a dictionary-encoded table's
+            // data read-ahead was gated by the 5% pool.
+            let class = if entries.iter().any(|&e| owner.for_decode(e)) {
+                MemoryClass::CompressedPages
+            } else {
+                memory_class(kind)
+            };
             let subranges = task.serves.iter().map(|s| SubRange {
                 task_offset: s.task_offset,
                 len: s.len,
@@ -82,7 +93,7 @@ impl ClickHouseReader {
                 let planned = PlannedRead {
                     read_id: id,
                     bytes: task.range.len(),
-                    class: memory_class(kind),
+                    class,
                     row_group: rg,
                     subgroup,
                 };

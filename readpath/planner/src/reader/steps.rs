@@ -204,7 +204,7 @@ impl ClickHouseReader {
                         u.waiters.push(ei, s);
                         to_read.push(e);
                         let key = (plan_step.rg, plan_step.kind.subgroup());
-                        owner.keep_earliest(e, key);
+                        owner.keep_earliest(e, key, plan_step.kind.decodes());
                     }
                 }
             }
@@ -251,6 +251,8 @@ impl ClickHouseReader {
             let w = u.plan.entries.get(e as usize).map(|x| x.whole_chunk)?;
             (w != 0).then(|| (w, owner.get(e)))
         }));
+        // A short chunk is read whole for the subgroup that needs one of its pages: column
+        // data (the chunk's entries are its pages and dictionary).
         chunks.sort_unstable_by_key(|&(w, _)| w);
         chunks.dedup_by(|later, kept| {
             let same = later.0 == kept.0;
@@ -272,7 +274,7 @@ impl ClickHouseReader {
                 let idle = u.entry_state.get(e as usize) == Some(&EntryState::Idle);
                 if idle && to_read[..requested].binary_search(&e).is_err() {
                     to_read.push(e);
-                    owner.keep_first(e, key);
+                    owner.keep_first(e, key, true);
                 }
             }
         }

@@ -61,10 +61,12 @@ pub struct SourceSpec {
 }
 
 /// Calibrated once, from F7 (`docs/findings.md`): one source over `hits.parquet` is 3.2-3.5x the
-/// 100-file copy on Q23 (1.33-1.45 s vs 0.42 s); 6 ns x 100 M rows = 0.6 s of serial work on the
-/// source thread puts the simulated ratio at 3.4x. It was 5 ns (2.8x) until 2026-12-07, fitted to
-/// 2.5-3x, a misreading of the same figures. Every scenario uses it.
-pub const SOURCE_PER_ROW_NS: u64 = 6;
+/// 100-file copy on Q23 (1.33-1.45 s vs 0.42 s); 5 ns x 100 M rows = 0.5 s of serial work on the
+/// source thread puts the simulated ratio at 3.19x (6 ns: 3.80x). Refitted on 2026-12-07 when a
+/// page spanning several subgroups stopped being decoded once per subgroup, which halved the
+/// copy's decode work; it was 6 ns (3.37x with that double count) earlier that day, and 5 ns
+/// before, fitted to 2.5-3x, a misreading of the same figures. Every scenario uses it.
+pub const SOURCE_PER_ROW_NS: u64 = 5;
 
 impl Default for SourceSpec {
     fn default() -> Self {

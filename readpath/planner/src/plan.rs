@@ -1063,17 +1063,22 @@ impl<'a> FilePlanner<'a> {
                         target.compressed_bytes += d.len();
                     }
                     // A page that spans several subgroups is one candidate, named by each
-                    // (duplicates would only merge into its entry, after a sort of them all).
+                    // (duplicates would only merge into its entry, after a sort of them all),
+                    // and its bytes count once, in the first subgroup that reads it: a page is
+                    // decompressed once (`decodePrimitiveColumn` goes on in `column.page`
+                    // across subgroups) and prefetched for the first subgroup that needs it
+                    // (`determinePagesToPrefetch`). Until 2026-12-07 each subgroup counted it,
+                    // so decode time and step charges grew with pages past the subgroup size.
                     let cand = match col.last_page {
                         Some((r, i)) if r == range => i,
                         _ => {
                             let i = self.b.add_in(col.ids, range, ReadKind::DataPages);
                             col.last_page = Some((range, i));
+                            target.compressed_bytes += range.len();
                             i
                         }
                     };
                     target.candidates.push(cand);
-                    target.compressed_bytes += range.len();
                 }
             }
             let col_rows = if col.prewhere { kept_rows } else { pass_rows };
@@ -1619,6 +1624,37 @@ pub(crate) mod tests {
                 .count()
         };
         assert!(pages(&pruned) < pages(&plan_file(file, &input(&[0, 1], 0..40))));
+    }
+
+    /// A page that spans several subgroups is decompressed once: the decoding steps' compressed
+    /// bytes add up to the pages and dictionaries read, each once, however many subgroups
+    /// name a page (they added up to a page's bytes times its subgroups until 2026-12-07).
+    #[test]
+    fn a_page_spanning_subgroups_counts_its_bytes_once() {
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 2,
+            columns: 3,
+            pages: 1,
+            page_bytes: 4 << 20,
+            ..TableShape::default()
+        });
+        let file = &t.files[0];
+        let plan = plan_file(file, &input(&[0, 2], 0..2));
+        let decoding: Vec<&Step> = plan.steps.iter().filter(|s| s.kind.decodes()).collect();
+        assert!(
+            decoding.len() > 2 * 2,
+            "several subgroups a row group: {} decoding steps",
+            decoding.len()
+        );
+        let counted: u64 = decoding.iter().map(|s| s.compressed_bytes).sum();
+        let read: u64 = plan
+            .entries
+            .iter()
+            .filter(|e| matches!(e.kind, ReadKind::DataPages | ReadKind::Dictionary))
+            .map(|e| e.range.len())
+            .sum();
+        assert_eq!(counted, read);
     }
 
     #[test]

@@ -266,3 +266,23 @@ fn data_reads_starting_at_a_dictionary_page_are_column_data() {
     let stalls = M::Event(ProfileEvent::ParquetIssueQueueStalls);
     assert_eq!(metric(&r, "default", "redesign", stalls), 0.0);
 }
+
+/// A footer is read by `readFileMetaData` through `Prefetcher::readSync`, not as a read task:
+/// `ParquetReadTasks` and `ParquetReadTaskBytes` leave it out (they counted it until
+/// 2026-12-07, so every GET was a read task), while the store's bytes keep it.
+#[test]
+fn footers_are_not_parquet_read_tasks() {
+    let r = run_text(&small(3, 2, ""));
+    for arm in ["base", "redesign"] {
+        let m = |x| metric(&r, "default", arm, x);
+        let tasks = m(Metric::Event(ProfileEvent::ParquetReadTasks));
+        let gets = m(Metric::Gets);
+        assert!(tasks > 0.0, "{arm}");
+        assert!(
+            gets - tasks >= 3.0,
+            "{arm}: {gets} GETs, {tasks} read tasks"
+        );
+        let task_bytes = m(Metric::Event(ProfileEvent::ParquetReadTaskBytes));
+        assert!(m(Metric::StoreBytes) > task_bytes, "{arm}");
+    }
+}

@@ -152,6 +152,16 @@ impl Purpose {
         }
     }
 
+    /// Whether the read is a Prefetcher task (`scheduleTask` / `runTask`): counted in
+    /// `ParquetReadTasks` and `ParquetReadTaskBytes`, in the bytes in flight, and fed to the
+    /// first-byte and bandwidth fit (`updateReadStats`). A footer is not: `readFileMetaData`
+    /// reads it with `Prefetcher::readSync`, outside all three (until 2026-12-07 the model
+    /// counted footers there: on `many-small-files` half of the redesign's 9,968 read tasks and
+    /// 491 MB of its 604 MB of task bytes were footers). Nor is the Iceberg phase's metadata.
+    fn is_prefetch_task(self) -> bool {
+        matches!(self, Purpose::Entries { .. })
+    }
+
     /// The stream whose thread would run the read inline (none for the Iceberg phase).
     fn stream(self) -> Option<usize> {
         match self {
@@ -1040,7 +1050,7 @@ impl ClickHouseReader {
     fn on_first_byte(&mut self, id: ReadId) -> Result<(), PlanError> {
         let now = self.now_ns;
         let read = self.read_mut(id)?;
-        if read.purpose != Purpose::Iceberg {
+        if read.purpose.is_prefetch_task() {
             debug_assert!(matches!(read.status, ReadStatus::Running(_)));
             self.io.controller.on_first_byte(now, id.0)?;
         }
@@ -1054,7 +1064,7 @@ impl ClickHouseReader {
         let read = self.io.reads.get_mut(&id.0).ok_or_else(|| {
             PlanError::Contract(format!("progress for read {} which is not running", id.0))
         })?;
-        if read.purpose == Purpose::Iceberg {
+        if !read.purpose.is_prefetch_task() {
             return Ok(false);
         }
         let newly = read.readiness.on_progress(bytes_ready, &mut self.events);
@@ -1101,9 +1111,11 @@ impl ClickHouseReader {
             }
             Purpose::Footer { unit, stream } | Purpose::Entries { unit, stream } => (unit, stream),
         };
-        self.io
-            .controller
-            .on_complete(now, id.0, source, &mut self.events)?;
+        if purpose.is_prefetch_task() {
+            self.io
+                .controller
+                .on_complete(now, id.0, source, &mut self.events)?;
+        }
         self.free_read_slot(id.0, uid, runner, stream);
         if let Purpose::Footer { .. } = purpose {
             self.io.reads.remove(&id.0);

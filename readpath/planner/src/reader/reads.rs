@@ -221,11 +221,16 @@ impl ClickHouseReader {
         if read.status == ReadStatus::Created {
             read.status = ReadStatus::Issued;
             let bytes = read.range.len();
-            if let Err(e) = self
-                .io
-                .controller
-                .on_issue(self.now_ns, id, bytes, &mut self.events)
-            {
+            // A footer is no Prefetcher task (see `Purpose::is_prefetch_task`).
+            let tracked = read.purpose.is_prefetch_task();
+            let issued = match tracked {
+                true => self
+                    .io
+                    .controller
+                    .on_issue(self.now_ns, id, bytes, &mut self.events),
+                false => Ok(()),
+            };
+            if let Err(e) = issued {
                 self.fail(e);
                 return;
             }
@@ -291,9 +296,12 @@ impl ClickHouseReader {
             kind: read.kind,
             inline: matches!(runner, Runner::Inline { .. }),
         };
-        if let Err(e) = self.io.controller.on_start(now, id) {
-            self.fail(e);
-            return;
+        let tracked = read.purpose.is_prefetch_task();
+        if tracked {
+            if let Err(e) = self.io.controller.on_start(now, id) {
+                self.fail(e);
+                return;
+            }
         }
         self.out.push_back(Action::Read(request));
     }

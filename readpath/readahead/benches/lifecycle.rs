@@ -44,6 +44,7 @@ fn run(reads: u64) -> ProfileEvents {
         let context = AdmissionContext {
             running_tasks: 0,
             privileged: None,
+            demand: false,
         };
         while let Some(issued) = queue
             .poll(now, &context, &mut controller, &mut memory, &mut events)

@@ -39,6 +39,10 @@ pub struct AdmissionContext {
     /// `(row_group, subgroup)` of the first incomplete row group's current subgroup, if any:
     /// reads of it are privileged.
     pub privileged: Option<(u32, u32)>,
+    /// A blocked decode task takes its subgroup's queued reads (`takeQueuedReads`) rather than
+    /// the pump issuing them (`pumpIssueQueue`): such reads are not counted in
+    /// `ParquetPlannedReads`, which only the pump increments (until 2026-12-07 both were).
+    pub demand: bool,
 }
 
 /// A read the queue released: issue it now (hand it to the IO pool) and hold the charge until
@@ -277,9 +281,11 @@ impl IssueQueue {
             match memory.try_charge(self.request(&head, context, false))? {
                 Admission::Charged(charge) => {
                     self.remove(head_seq);
+                    let count = !context.demand;
                     return self
                         .issue(
-                            now_ns, head_seq, head, charge, false, controller, memory, events,
+                            now_ns, head_seq, head, charge, false, count, controller, memory,
+                            events,
                         )
                         .map(Some);
                 }
@@ -306,7 +312,17 @@ impl IssueQueue {
         };
         match memory.try_charge(self.request(&read, context, true))? {
             Admission::Charged(charge) => self
-                .issue(now_ns, seq, read, charge, true, controller, memory, events)
+                .issue(
+                    now_ns,
+                    seq,
+                    read,
+                    charge,
+                    true,
+                    !context.demand,
+                    controller,
+                    memory,
+                    events,
+                )
                 .map(Some),
             // A privileged request is always admitted; keep the read in place if that ever changes.
             Admission::Refused(refusal) => {
@@ -333,7 +349,8 @@ impl IssueQueue {
     }
 
     /// Registers the read with the controller; if the controller refuses it (a duplicate id),
-    /// the read goes back to its place and its charge is released, so nothing leaks.
+    /// the read goes back to its place and its charge is released, so nothing leaks. `count`:
+    /// the pump issues it (`ParquetPlannedReads`; see [`AdmissionContext::demand`]).
     #[allow(clippy::too_many_arguments)]
     fn issue(
         &mut self,
@@ -342,6 +359,7 @@ impl IssueQueue {
         read: PlannedRead,
         charge: Charge,
         privileged: bool,
+        count: bool,
         controller: &mut InFlightController,
         memory: &mut Memory,
         events: &mut ProfileEvents,
@@ -354,7 +372,9 @@ impl IssueQueue {
         if self.stalled_head == Some(read.read_id) {
             self.stalled_head = None;
         }
-        events.add(ProfileEvent::ParquetPlannedReads, 1);
+        if count {
+            events.add(ProfileEvent::ParquetPlannedReads, 1);
+        }
         self.last_blocked = None;
         Ok(Issued {
             read,
@@ -399,7 +419,32 @@ mod tests {
     const FREE: AdmissionContext = AdmissionContext {
         running_tasks: 0,
         privileged: None,
+        demand: false,
     };
+
+    /// `takeQueuedReads` (a blocked task taking its subgroup's reads) issues without counting
+    /// `ParquetPlannedReads`; the pump's issue counts.
+    #[test]
+    fn a_demand_issue_is_not_a_planned_read() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        let mut memory = pools(4 << 30);
+        let mut queue = IssueQueue::new(0);
+        queue.push(read(0, MIB, MemoryClass::CompressedPages, 0));
+        queue.push(read(1, MIB, MemoryClass::CompressedPages, 1));
+        let demand = AdmissionContext {
+            running_tasks: 0,
+            privileged: Some((1, 0)),
+            demand: true,
+        };
+        let taken = queue.poll(0, &demand, &mut c, &mut memory, &mut events);
+        assert_eq!(taken.unwrap().map(|i| i.read.read_id), Some(0));
+        assert_eq!(events.parquet_planned_reads, 0);
+        let pumped = queue.poll(0, &FREE, &mut c, &mut memory, &mut events);
+        assert_eq!(pumped.unwrap().map(|i| i.read.read_id), Some(1));
+        assert_eq!(events.parquet_planned_reads, 1);
+        assert_eq!(events.parquet_read_tasks, 2);
+    }
 
     #[test]
     fn fifo_under_the_target() {
@@ -463,6 +508,7 @@ mod tests {
         let privileged = |row_group| AdmissionContext {
             running_tasks: 0,
             privileged: Some((row_group, 0)),
+            demand: false,
         };
         // Read 2's subgroup is privileged: it jumps the blocked head.
         let second = queue
@@ -621,7 +667,7 @@ mod tests {
                     let head = queue.peek().map(|r| (r.row_group, r.subgroup));
                     let mut held = Vec::new();
                     // First without privilege, then with the head privileged.
-                    for context in [FREE, AdmissionContext { running_tasks: 0, privileged: head }] {
+                    for context in [FREE, AdmissionContext { running_tasks: 0, privileged: head, demand: false }] {
                         loop {
                             let head_before = queue.peek().map(|r| r.read_id);
                             let Some(issued) = queue.poll(now, &context, &mut c, &mut memory, &mut events).unwrap() else {

@@ -30,7 +30,7 @@
 //!
 //! // Plan a 3 MiB data-page read of row group 0 (ParquetPlannedReads counts it once issued).
 //! queue.push(PlannedRead { read_id: 7, bytes: 3 << 20, class: MemoryClass::CompressedPages, row_group: 0, subgroup: 0 });
-//! let context = AdmissionContext { running_tasks: 0, privileged: Some((0, 0)) };
+//! let context = AdmissionContext { running_tasks: 0, privileged: Some((0, 0)), demand: false };
 //! let issued = queue.poll(0, &context, &mut controller, &mut memory, &mut events)?.expect("admitted");
 //! // The IO pool gives it a thread: under R7 its bytes count from here.
 //! assert_eq!(pool.submit(7), Slot::Started);

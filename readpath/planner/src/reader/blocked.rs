@@ -292,6 +292,7 @@ impl ClickHouseReader {
             let context = AdmissionContext {
                 running_tasks: self.threads.decodes_running,
                 privileged: Some(subgroup),
+                demand: true,
             };
             let polled = u.queue.poll(
                 self.now_ns,

@@ -338,6 +338,7 @@ impl ClickHouseReader {
                     let context = AdmissionContext {
                         running_tasks: r.threads.decodes_running,
                         privileged: Self::privileged(u),
+                        demand: false,
                     };
                     let polled = u.queue.poll(
                         r.now_ns,

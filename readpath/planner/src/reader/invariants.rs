@@ -142,7 +142,45 @@ impl ClickHouseReader {
         );
     }
 
+    /// The per-unit and reader-wide read counters against the reads they count: a unit's reads
+    /// alive are its reads not completed, its reads running those handed to the IO pool or run
+    /// inline (issued or running); the reader's queued counts are the units' planning queues
+    /// and per-file waiting lists.
+    fn check_read_counters(&self) {
+        let (mut planned, mut local) = (0u64, 0u64);
+        for unit in self.units.open.iter().flatten() {
+            planned += unit.queue.len() as u64;
+            local += unit.local_waiting.len() as u64;
+            let (mut alive, mut running) = (0u32, 0u32);
+            for r in self.io.reads.values() {
+                if r.purpose.unit() != Some(unit.id) {
+                    continue;
+                }
+                match r.status {
+                    ReadStatus::Completed => {}
+                    ReadStatus::Created => alive += 1,
+                    ReadStatus::Issued | ReadStatus::Running(_) => {
+                        alive += 1;
+                        running += 1;
+                    }
+                }
+            }
+            assert_eq!(unit.reads_alive, alive, "unit {}: reads alive", unit.id);
+            assert_eq!(
+                unit.reads_running, running,
+                "unit {}: reads issued or running",
+                unit.id
+            );
+        }
+        assert_eq!(self.io.planned_queued, planned, "reads in planning queues");
+        assert_eq!(
+            self.io.local_queued, local,
+            "reads waiting for their file's limit"
+        );
+    }
+
     fn check_units(&self) {
+        self.check_read_counters();
         let u = &self.units;
         assert!(
             u.next <= u.list.len(),

@@ -248,6 +248,14 @@ impl ClickHouseReader {
         u.phase = Phase::Done;
         self.units.done += 1;
         self.units.close_id(u.id);
+        // Every planned read was issued: a unit finishes only once each of its steps has its
+        // bytes, and a step's bytes come from reads its queue held.
+        debug_assert!(
+            u.queue.is_empty(),
+            "unit {} closes with {} planned reads never issued",
+            u.id,
+            u.queue.len()
+        );
         // Reads still queued serve nothing any more.
         while let Some(id) = u.local_waiting.pop_front() {
             decrement(&mut self.io.local_queued);

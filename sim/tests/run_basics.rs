@@ -286,3 +286,43 @@ fn footers_are_not_parquet_read_tasks() {
         assert!(m(Metric::StoreBytes) > task_bytes, "{arm}");
     }
 }
+
+/// A base read the stream's thread runs inline on a parsing thread is taken over by the decode
+/// task that then blocks on it: one thread, as ClickHouse's `getRangeData` runs a scheduled
+/// task on the waiting task's thread. Two one-row-group files, one IO thread: the second file's
+/// GET runs inline, and its wait is fetch wait, not a second thread's inline read (until
+/// 2026-12-07 the 0.745 s GET held two parsing threads).
+#[test]
+fn a_blocked_task_takes_over_the_inline_read_it_waits_for() {
+    let text = r#"
+name: double-hold
+seed: 1
+table:
+  generate:
+    file_count: 2
+    row_groups_per_file: 1
+    row_group_size: 64MiB
+    rows_per_row_group: 100000
+    columns: { count: 1 }
+    dictionary_fraction: 0
+    page_size: 1MiB
+    indexes: { offset_index: false, column_index: none }
+query:
+  columns: [0]
+store: s3-standard
+caches:
+  parquet_metadata: warm
+settings:
+  max_threads: 2
+  max_parsing_threads: 3
+  max_download_threads: 1
+arms:
+  - name: base
+    strategy: clickhouse-base
+"#;
+    let r = run_text(text);
+    let m = |x| metric(&r, "default", "base", x);
+    assert_eq!(m(Metric::Gets), 2.0);
+    assert!(m(Metric::DecodeFetchWait) > 0.0);
+    assert_eq!(m(Metric::DecodeInlineRead), 0.0);
+}

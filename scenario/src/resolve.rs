@@ -102,16 +102,103 @@ pub struct Resolved {
 /// (`sim/tests/outlined_tables.rs`).
 pub const KEEP_WHOLE_UP_TO_CHUNKS: u64 = 16 << 20;
 
+/// The tables a [`TableCache`] keeps, counted in column chunks held (a file counts one more for
+/// its path, an outlined row group one): past it the least recently used tables are let go (a
+/// point that needs one again builds it again, the same table). About 2.7 GB at 80 bytes a
+/// chunk. Until 2026-12-07 a sweep kept every point's table (8 points of 400,000 generated files
+/// held 815 MB; a sweep over the table's size grew without bound).
+pub const CACHED_TABLES_UP_TO_CHUNKS: u64 = 32 << 20;
+
 /// Tables already built in this process, keyed by their source, so that cases and sweep points
-/// that share a table build it once.
+/// that share a table build it once; at most [`CACHED_TABLES_UP_TO_CHUNKS`] of them are kept.
 pub struct TableCache {
-    tables: Mutex<BTreeMap<String, Arc<Table>>>,
+    tables: Mutex<TableLru>,
     /// Recorded layout files opened (body and skeleton), by path.
     layouts: Mutex<BTreeMap<String, Arc<RecordedLayout>>>,
     /// One plan cache per table, by the table's key.
     plans: Mutex<BTreeMap<String, Arc<planner::PlanCache>>>,
     /// See [`KEEP_WHOLE_UP_TO_CHUNKS`].
     keep_whole_up_to_chunks: u64,
+}
+
+/// The kept tables with the chunks each holds and when it was last asked for.
+#[derive(Default)]
+struct TableLru {
+    by_key: BTreeMap<String, CachedTable>,
+    held_chunks: u64,
+    budget_chunks: u64,
+    tick: u64,
+}
+
+struct CachedTable {
+    table: Arc<Table>,
+    chunks: u64,
+    last_use: u64,
+}
+
+impl TableLru {
+    fn get(&mut self, key: &str) -> Option<Arc<Table>> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.by_key.get_mut(key).map(|c| {
+            c.last_use = tick;
+            c.table.clone()
+        })
+    }
+
+    /// Keeps `table` under `key` (another thread's, if it got there first) and lets the least
+    /// recently used others go while the kept chunks are over the budget; returns the table
+    /// and the keys let go.
+    fn insert(&mut self, key: String, table: Arc<Table>) -> (Arc<Table>, Vec<String>) {
+        if let Some(kept) = self.get(&key) {
+            return (kept, Vec::new());
+        }
+        let chunks = held_chunks(&table);
+        self.held_chunks = self.held_chunks.saturating_add(chunks);
+        self.by_key.insert(
+            key.clone(),
+            CachedTable {
+                table: table.clone(),
+                chunks,
+                last_use: self.tick,
+            },
+        );
+        let mut evicted = Vec::new();
+        while self.held_chunks > self.budget_chunks {
+            let oldest = self
+                .by_key
+                .iter()
+                .filter(|(k, _)| **k != key)
+                .min_by_key(|(_, c)| c.last_use)
+                .map(|(k, _)| k.clone());
+            let Some(oldest) = oldest else { break };
+            if let Some(c) = self.by_key.remove(&oldest) {
+                self.held_chunks -= c.chunks;
+            }
+            evicted.push(oldest);
+        }
+        debug_assert_eq!(
+            self.held_chunks,
+            self.by_key.values().map(|c| c.chunks).sum::<u64>()
+        );
+        (table, evicted)
+    }
+}
+
+/// What a table holds, in column chunks: each row group's chunks (one for an outline's) and one
+/// for each file's path.
+fn held_chunks(table: &Table) -> u64 {
+    table
+        .files
+        .iter()
+        .map(|f| {
+            1 + f
+                .row_groups
+                .iter()
+                .map(|rg| (rg.columns.len() as u64).max(1))
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 impl Default for TableCache {
@@ -124,11 +211,20 @@ impl TableCache {
     /// A cache whose generated tables keep outlines past `chunks` column chunks
     /// ([`KEEP_WHOLE_UP_TO_CHUNKS`] by default; tests lower it to compare both).
     pub fn keeping_whole_up_to(chunks: u64) -> Self {
+        Self::with_budget(chunks, CACHED_TABLES_UP_TO_CHUNKS)
+    }
+
+    /// A cache that keeps tables up to `budget_chunks` ([`CACHED_TABLES_UP_TO_CHUNKS`] by
+    /// default; tests lower it).
+    fn with_budget(keep_whole_up_to_chunks: u64, budget_chunks: u64) -> Self {
         TableCache {
-            tables: Mutex::default(),
+            tables: Mutex::new(TableLru {
+                budget_chunks,
+                ..TableLru::default()
+            }),
             layouts: Mutex::default(),
             plans: Mutex::default(),
-            keep_whole_up_to_chunks: chunks,
+            keep_whole_up_to_chunks,
         }
     }
 
@@ -137,7 +233,24 @@ impl TableCache {
         key: String,
         build: impl FnOnce() -> Result<Table, ScenarioError>,
     ) -> Result<Arc<Table>, ScenarioError> {
-        cached(&self.tables, key, build)
+        if let Some(t) = self.tables.lock().map_err(|_| poisoned())?.get(&key) {
+            return Ok(t);
+        }
+        // Built outside the lock: points building other tables go on meanwhile.
+        let built = Arc::new(build()?);
+        let (table, evicted) = self
+            .tables
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key, built);
+        if !evicted.is_empty() {
+            // A table let go takes its plans along.
+            let mut plans = self.plans.lock().map_err(|_| poisoned())?;
+            for key in &evicted {
+                plans.remove(key);
+            }
+        }
+        Ok(table)
     }
 
     fn get_or_open(
@@ -899,6 +1012,43 @@ fn query_spec(
 mod tests {
     use super::*;
     use layout::FileLayout;
+
+    /// Past its budget the cache lets the least recently used table go (and its plans); a
+    /// table asked for again is built again; one in use is kept by its users.
+    #[test]
+    fn the_table_cache_keeps_tables_up_to_its_budget() {
+        // Each table of `n` placeholder files holds `n` chunks (a path each); budget 10.
+        let cache = TableCache::with_budget(KEEP_WHOLE_UP_TO_CHUNKS, 10);
+        let builds = std::cell::Cell::new(0);
+        let get = |key: &str, n: usize| {
+            cache
+                .get_or_build(key.to_string(), || {
+                    builds.set(builds.get() + 1);
+                    let paths: Vec<String> = (0..n).map(|i| format!("{key}-{i}")).collect();
+                    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+                    Ok(table(&refs))
+                })
+                .unwrap()
+        };
+        let a = get("a", 4);
+        let plans_a = cache.plans("a").unwrap();
+        get("b", 4);
+        let plans_b = cache.plans("b").unwrap();
+        get("a", 4); // a is the most recent now
+        assert_eq!(builds.get(), 2);
+        get("c", 4); // 12 > 10: b, the least recently used, goes, with its plans
+        assert_eq!(builds.get(), 3);
+        assert!(!Arc::ptr_eq(&plans_b, &cache.plans("b").unwrap()));
+        assert!(Arc::ptr_eq(&plans_a, &cache.plans("a").unwrap()));
+        get("a", 4);
+        assert_eq!(builds.get(), 3, "a was kept");
+        get("b", 4);
+        assert_eq!(builds.get(), 4, "b was let go and is built again");
+        // A table let go stays whole for whoever still holds it.
+        assert_eq!(a.files.len(), 4);
+        let held = cache.tables.lock().unwrap().held_chunks;
+        assert!(held <= 10, "{held} chunks held over a budget of 10");
+    }
 
     fn table(paths: &[&str]) -> Table {
         Table {

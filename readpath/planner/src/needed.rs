@@ -64,6 +64,11 @@ fn chunk_parts(
                     first_row,
                 })
             };
+            // A reader of whole chunks (no offset index) reads a chunk as one range; the part
+            // of an entry may be the data pages alone or the chunk with its dictionary.
+            if !use_offset_index {
+                push(ch.range(), ReadKind::DataPages, 0);
+            }
             if let Some(r) = ch.dictionary_page() {
                 push(r, ReadKind::Dictionary, 0);
             }

@@ -248,6 +248,11 @@ pub struct PlanInput<'a> {
     pub seed: u64,
     /// `input_format_parquet_use_offset_index`.
     pub use_offset_index: bool,
+    /// Each column chunk is one range, its dictionary page included, and no page index is
+    /// read: how Trino (`ParquetReader` plans `DiskRange(getStartingPos(), getTotalSize())`),
+    /// parquet-java (`internalReadRowGroup`) and Velox (`ParquetData::enqueueRowGroup`) read a
+    /// chunk. The peers on ClickHouse's coupled discipline set it.
+    pub whole_chunks: bool,
     /// `min_bytes_for_seek`: a chunk whose data pages span fewer bytes is not split into its
     /// pages' own coalescing group but read whole by the first subgroup that needs it, as one
     /// range that may coalesce with its neighbours (`Prefetcher::splitRange`: "If the request is
@@ -271,7 +276,7 @@ pub struct PlanInput<'a> {
 /// inputs, equal bits), the predicate as a [`PredicateKey`].
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct QueryKey {
-    shape: (u32, u64, u64, [bool; 2]),
+    shape: (u32, u64, u64, [bool; 3]),
     columns: [Vec<u32>; 4],
     fractions: [u64; 4],
     predicate: Option<PredicateKey>,
@@ -360,6 +365,7 @@ impl PlanInput<'_> {
             bloom_drop_fraction,
             seed,
             use_offset_index,
+            whole_chunks,
             unsplit_below_bytes,
             subgroups,
             // The unit's ([`Self::unit_key`]).
@@ -374,7 +380,7 @@ impl PlanInput<'_> {
                 *bloom_probes,
                 *seed,
                 *unsplit_below_bytes,
-                [*use_offset_index, *subgroups],
+                [*use_offset_index, *whole_chunks, *subgroups],
             ),
             columns: [
                 main_columns.to_vec(),
@@ -718,7 +724,8 @@ impl<'a> FilePlanner<'a> {
         };
         let first_step = u32_of(self.steps.len());
         let early = self.early_steps(rg);
-        let slices = Slices::new(self.input, rg, early.column_index_present);
+        let column_index = early.column_index_present || self.unread_column_index(rg);
+        let slices = Slices::new(self.input, rg, column_index);
         let subgroups = self.page_steps(rg, &early, &slices);
         debug_assert!(
             self.steps
@@ -743,6 +750,18 @@ impl<'a> FilePlanner<'a> {
                 ),
             subgroups,
         });
+    }
+
+    /// Whether a reader of whole chunks, which reads no column index, returns the rows a
+    /// reader of it keeps: every reader returns the query's answer (the peer programs' too),
+    /// whatever it reads to find it.
+    fn unread_column_index(&self, rg: Rg<'_>) -> bool {
+        self.input.whole_chunks
+            && self
+                .input
+                .column_index_columns
+                .iter()
+                .any(|&c| rg.chunk(c).is_some_and(|ch| ch.column_index().is_some()))
     }
 
     /// The stages before the pages: bloom filters, dictionaries, indexes.
@@ -828,7 +847,8 @@ impl<'a> FilePlanner<'a> {
     /// the row group (dictionary filtering, `early`); otherwise they are read with the first
     /// pages of their chunk.
     fn dictionary_step(&mut self, rg: Rg<'_>, early: bool) {
-        if !early {
+        // A whole chunk brings its dictionary with it.
+        if !early || self.input.whole_chunks {
             return;
         }
         let mut dicts: Vec<u32> = Vec::with_capacity(self.read_columns.len());
@@ -848,7 +868,7 @@ impl<'a> FilePlanner<'a> {
     /// whether a column index was read).
     fn index_step(&mut self, rg: Rg<'_>) -> (Option<u32>, bool) {
         let input = self.input;
-        if !input.use_offset_index {
+        if !input.use_offset_index || input.whole_chunks {
             return (None, false);
         }
         // Column indexes first, then offset indexes, each in column order.
@@ -898,7 +918,17 @@ impl<'a> FilePlanner<'a> {
 
     /// Whether a chunk's pages are addressable (its offset index is read).
     fn paged(&self, ch: &ColumnChunk) -> bool {
-        self.input.use_offset_index && ch.offset_index().is_some()
+        self.input.use_offset_index && !self.input.whole_chunks && ch.offset_index().is_some()
+    }
+
+    /// The bytes of a chunk read as one "page": the whole chunk, or its data pages (the
+    /// dictionary then read as a range of its own).
+    fn unpaged_range(&self, ch: &ColumnChunk) -> ByteRange {
+        if self.input.whole_chunks {
+            ch.range()
+        } else {
+            ch.data_pages()
+        }
     }
 
     /// Column `c`'s pages as (first row, end row, bytes), or one whole-chunk "page", appended
@@ -911,7 +941,7 @@ impl<'a> FilePlanner<'a> {
         if ch.data_len == 0 {
             return;
         }
-        match ch.pages(self.file).filter(|_| self.input.use_offset_index) {
+        match ch.pages(self.file).filter(|_| self.paged(ch)) {
             Some(pages) => {
                 out.reserve(pages.len());
                 out.extend((0..pages.len()).filter_map(|i| {
@@ -922,7 +952,7 @@ impl<'a> FilePlanner<'a> {
                     Some((p.first_row_index.min(rows), end_row, self.clip(p.range())))
                 }));
             }
-            None => out.push((0, rows, self.clip(ch.data_pages()))),
+            None => out.push((0, rows, self.clip(self.unpaged_range(ch)))),
         }
     }
 
@@ -966,7 +996,7 @@ impl<'a> FilePlanner<'a> {
             let dict_pending = rg
                 .chunk(c)
                 .and_then(|ch| ch.dictionary_page())
-                .filter(|_| !early_dictionary)
+                .filter(|_| !early_dictionary && !self.input.whole_chunks)
                 .map(|r| self.clip(r));
             walk.columns.push(ColumnWalk {
                 column: c,
@@ -1545,6 +1575,7 @@ pub(crate) mod tests {
             bloom_drop_fraction: 0.0,
             seed: 1,
             use_offset_index: true,
+            whole_chunks: false,
             unsplit_below_bytes: 0,
             subgroups: true,
             planned: false,

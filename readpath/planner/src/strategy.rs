@@ -161,6 +161,8 @@ impl Strategy {
     ) -> Result<Strategy, StrategyError> {
         let mut s = Strategy::clickhouse(name);
         s.family = family;
+        // No peer reads a page index on a scan: each reads whole column chunks.
+        s.use_offset_index = false;
         s.peer_policy =
             Some(
                 CoalescePolicy::preset(name).map_err(|e| StrategyError::UnknownPreset {
@@ -332,6 +334,12 @@ impl Strategy {
         crate::settings::setting(key)
             .filter(|s| s.honoured_by(self))
             .map(|s| s.get(self))
+    }
+
+    /// Whether each column chunk is read as one range with its dictionary and no page index
+    /// (every peer; ClickHouse addresses pages and dictionaries through the offset index).
+    pub fn reads_whole_chunks(&self) -> bool {
+        self.family != Family::ClickHouse
     }
 
     /// Whether mechanism `Rn` (1..=10) is on.

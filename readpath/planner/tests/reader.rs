@@ -566,6 +566,45 @@ fn a_large_footer_takes_a_second_serial_read() {
     assert!(footers[1].start_ns >= footers[0].end_ns);
 }
 
+/// Trino (`ParquetReader`: `DiskRange(getStartingPos(), getTotalSize())`), parquet-java
+/// (`internalReadRowGroup`, under hadoop-s3a) and Velox (`ParquetData::enqueueRowGroup`) read
+/// each column chunk as one range, dictionary page included, and no page index on a scan.
+/// They took ClickHouse's planner rules until 2026-12: an offset-index GET per chunk and the
+/// dictionary a range of its own.
+#[test]
+fn coupled_peers_read_whole_chunks_and_no_page_index() {
+    let t = Arc::new(table(&TableShape {
+        row_groups: 4,
+        columns: 4,
+        page_bytes: 256 * 1024,
+        ..TableShape::default()
+    }));
+    let q = QuerySpec::new(vec![0, 2], vec![0]);
+    let chunks: Vec<layout::ByteRange> = t.files[0]
+        .row_groups
+        .iter()
+        .flat_map(|rg| [rg.columns[0].range(), rg.columns[2].range()])
+        .collect();
+    for name in ["velox", "trino", "hadoop-s3a"] {
+        let (r, _) = run(&t, q.clone(), strategy(name, &[]));
+        let mut data: Vec<_> = r
+            .reads
+            .iter()
+            .filter(|x| x.kind != ReadKind::Footer)
+            .collect();
+        data.sort_by_key(|x| x.range.start);
+        let kinds: Vec<ReadKind> = data.iter().map(|x| x.kind).collect();
+        assert!(
+            kinds.iter().all(|k| *k == ReadKind::DataPages),
+            "{name}: {kinds:?}"
+        );
+        assert_eq!(data.len(), chunks.len(), "{name}: one GET per chunk");
+        for (x, c) in data.iter().zip(&chunks) {
+            assert_eq!(x.range, *c, "{name}");
+        }
+    }
+}
+
 #[test]
 fn trino_reads_small_files_whole() {
     let t = many_small_files(5);

@@ -33,6 +33,7 @@ impl ClickHouseReader {
             bloom_drop_fraction: self.query.bloom_drop_fraction,
             seed: self.query.seed,
             use_offset_index: self.strategy.use_offset_index,
+            whole_chunks: self.strategy.reads_whole_chunks(),
             // ClickHouse's Prefetcher splits only chunks of at least `min_bytes_for_seek`.
             unsplit_below_bytes: if self.cfg.subgroups {
                 self.strategy.min_bytes_for_seek()
@@ -85,7 +86,7 @@ impl ClickHouseReader {
                 unit.query_pos,
                 &plan,
                 &self.cfg.part_columns,
-                self.strategy.use_offset_index,
+                self.strategy.use_offset_index && !self.strategy.reads_whole_chunks(),
                 &mut self.needed,
             );
         }

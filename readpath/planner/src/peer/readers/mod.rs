@@ -131,6 +131,7 @@ fn answer_rows(layout: &FileLayout, fi: FileIndex, query: &QuerySpec) -> BTreeMa
         bloom_drop_fraction: query.bloom_drop_fraction,
         seed: query.seed,
         use_offset_index: true,
+        whole_chunks: false,
         unsplit_below_bytes: 0,
         subgroups: false,
         planned: false,

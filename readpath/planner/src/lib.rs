@@ -13,6 +13,7 @@
 
 mod api;
 mod error;
+mod footer;
 mod hash;
 mod needed;
 pub mod peer;
@@ -35,7 +36,7 @@ pub use predicate::{CmpOp, Predicate, Term};
 pub use query::QuerySpec;
 pub use readahead::{ProfileEvent, ProfileEvents};
 pub use settings::R_NAMES;
-pub use strategy::{Family, FooterRead, Storage, Strategy, STRATEGY_PRESETS};
+pub use strategy::{Family, FooterRead, Storage, Strategy, WholeFile, STRATEGY_PRESETS};
 pub use types::{
     Action, BudgetUsage, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, NoCache,
     Object, QueryOutput, ReadId, ReadKind, ReadRequest, ReadSource, Status, ThreadTime, Tracked,

@@ -9,7 +9,7 @@
 
 use coalescer::CoalescePolicy;
 
-use crate::strategy::{Family, FooterRead, Storage, Strategy};
+use crate::strategy::{Family, FooterRead, Storage, Strategy, WholeFile};
 
 /// A setting's type, with its unit and domain.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -910,19 +910,18 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
-        name: "footer_tail_bytes",
+        name: "footer-speculative-io-size",
         kind: Kind::Bytes {
             min: 8,
             max: u32::MAX as u64,
         },
-        doc: "bytes of the footer tail read",
-        source: SIMULATOR,
-        // DuckDB and arrow-rs size their footer reads by their own rules.
-        honoured: Honoured::COUPLED_PEERS,
+        doc: "bytes of the footer tail read (256 KiB); a larger footer costs a second read of the part missing",
+        source: "facebookincubator/velox velox/dwio/parquet/common/ParquetConfig.h footer-speculative-io-size; ReaderBase::loadFileMetaData in velox/dwio/parquet/reader/ParquetReader.cpp (4d16851, 2026-08)",
+        honoured: Honoured::of(Family::Velox),
         requires: Requires::Nothing,
         get: |s| match s.footer {
-            FooterRead::Tail(n) => Value::Bytes(n),
-            FooterRead::DuckDb | FooterRead::ArrowRs => Value::Bytes(0),
+            FooterRead::Tail(n) | FooterRead::TailThenWhole(n) => Value::Bytes(n),
+            FooterRead::LengthThenMetadata => Value::Bytes(8),
         },
         set: |s, v| {
             if let Some(b) = bytes(v) {
@@ -931,16 +930,36 @@ pub static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
-        name: "read_whole_file_below_bytes",
+        name: "file-preload-threshold",
         kind: SIZE,
-        doc: "files smaller than this are read whole in one request (Trino 3 MiB); 0 = never",
-        source: SIMULATOR,
-        honoured: Honoured::COUPLED_PEERS,
+        doc: "a file of at most max(this, footer-speculative-io-size) is fetched whole for its footer (8 MiB); its data is read again",
+        source: "facebookincubator/velox velox/connectors/hive/FileConfig.cpp filePreloadThreshold; ReaderBase::loadFileMetaData in velox/dwio/parquet/reader/ParquetReader.cpp (4d16851, 2026-08)",
+        honoured: Honoured::of(Family::Velox),
         requires: Requires::Nothing,
-        get: |s| Value::Bytes(s.read_whole_file_below_bytes),
+        get: |s| match s.whole_file {
+            WholeFile::FooterOnly(n) | WholeFile::Served(n) => Value::Bytes(n),
+            WholeFile::Never => Value::Bytes(0),
+        },
         set: |s, v| {
             if let Some(b) = bytes(v) {
-                s.read_whole_file_below_bytes = b;
+                s.whole_file = WholeFile::FooterOnly(b);
+            }
+        },
+    },
+    Setting {
+        name: "parquet.small-file-threshold",
+        kind: SIZE,
+        doc: "a file of at most this is read whole in one request and its footer and data served from memory (3 MiB)",
+        source: "trinodb/trino lib/trino-parquet ParquetReaderOptions DEFAULT_SMALL_FILE_THRESHOLD; plugin/trino-hive ParquetPageSourceFactory.createDataSource (476)",
+        honoured: Honoured::of(Family::Trino),
+        requires: Requires::Nothing,
+        get: |s| match s.whole_file {
+            WholeFile::FooterOnly(n) | WholeFile::Served(n) => Value::Bytes(n),
+            WholeFile::Never => Value::Bytes(0),
+        },
+        set: |s, v| {
+            if let Some(b) = bytes(v) {
+                s.whole_file = WholeFile::Served(b);
             }
         },
     },

@@ -6,6 +6,7 @@ use coalescer::CoalescePolicy;
 use readahead::{ControllerConfig, IoPoolSettings, MemorySettings};
 
 use crate::error::StrategyError;
+pub use crate::footer::{FooterRead, WholeFile};
 use crate::settings::{Setting, Value, OBSOLETE, SETTINGS};
 
 const KIB: u64 = 1024;
@@ -47,8 +48,9 @@ pub enum Family {
     /// Velox `DirectBufferedInput` (2025, `velox/dwio/common/DirectBufferedInput.cpp`): loads
     /// are issued one row group ahead of the reader.
     Velox,
-    /// Trino's Parquet reader (476, `AbstractParquetDataSource.java`): synchronous reads on the
-    /// split's thread; files under 3 MiB read whole.
+    /// Trino's Parquet reader (476, `AbstractParquetDataSource.java`, `MetadataReader.java`):
+    /// whole column chunks, synchronous reads on the split's thread; the footer a 48 KiB tail,
+    /// read again whole when larger; files of at most 3 MiB read whole.
     Trino,
     /// Hadoop S3A vectored IO (3.4, `VectoredReadUtils`), as Spark's Parquet reader uses it:
     /// up to 4 ranged reads per stream.
@@ -66,17 +68,6 @@ pub enum Storage {
     Remote,
     /// A local file: `input_format_parquet_local_file_min_bytes_for_seek`.
     Local,
-}
-
-/// How a reader fetches a file's footer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FooterRead {
-    /// One tail read of `min(file, n)` bytes; a second serial read when the footer is larger.
-    Tail(u64),
-    /// DuckDB: a tail of `clamp(size / 1000, 16 KiB, 256 KiB)`.
-    DuckDb,
-    /// arrow-rs without a size hint: the 8-byte tail, then the footer.
-    ArrowRs,
 }
 
 /// A strategy: a preset's settings and rules, with overrides applied by [`Strategy::set`].
@@ -111,7 +102,7 @@ pub struct Strategy {
     pub(crate) max_concurrent_reads_per_file: u32,
     pub(crate) row_groups_ahead: u32,
     pub(crate) footer: FooterRead,
-    pub(crate) read_whole_file_below_bytes: u64,
+    pub(crate) whole_file: WholeFile,
     /// The peer readers' own knobs (each peer reads the ones it has).
     pub(crate) peer: crate::peer::knobs::PeerKnobs,
 }
@@ -147,18 +138,14 @@ impl Strategy {
             max_concurrent_reads_per_file: 1,
             row_groups_ahead: u32::MAX,
             footer: FooterRead::Tail(64 * KIB),
-            read_whole_file_below_bytes: 0,
+            whole_file: WholeFile::Never,
             peer: crate::peer::knobs::PeerKnobs::defaults(),
         }
     }
 
-    fn peer(
-        name: &str,
-        family: Family,
-        reads: u32,
-        ahead: u32,
-        footer: FooterRead,
-    ) -> Result<Strategy, StrategyError> {
+    /// A peer's strategy: its merge rule, reads of a file at once and row groups ahead (the
+    /// footer is ClickHouse's until the preset sets its reader's).
+    fn peer(name: &str, family: Family, reads: u32, ahead: u32) -> Result<Strategy, StrategyError> {
         let mut s = Strategy::clickhouse(name);
         s.family = family;
         // No peer reads a page index on a scan: each reads whole column chunks.
@@ -173,7 +160,6 @@ impl Strategy {
             );
         s.max_concurrent_reads_per_file = reads;
         s.row_groups_ahead = ahead;
-        s.footer = footer;
         Ok(s)
     }
 
@@ -196,31 +182,34 @@ impl Strategy {
                 }
                 s
             }
-            "arrow-rs" => Strategy::peer(name, Family::ArrowRs, 10, 0, FooterRead::ArrowRs)?,
-            "arrow-cpp" => {
-                Strategy::peer(name, Family::ArrowCpp, 0, 0, FooterRead::Tail(64 * KIB))?
+            "arrow-rs" => Strategy::peer(name, Family::ArrowRs, 10, 0)?,
+            "arrow-cpp" => Strategy::peer(name, Family::ArrowCpp, 0, 0)?,
+            "duckdb" => Strategy::peer(name, Family::DuckDb, 0, 0)?,
+            "velox" => {
+                let mut s = Strategy::peer(name, Family::Velox, 0, 1)?;
+                // `footer-speculative-io-size`, 256 KiB (`ParquetConfig.h`), and
+                // `file-preload-threshold`, 8 MiB (`FileConfig::filePreloadThreshold`).
+                s.footer = FooterRead::Tail(256 * KIB);
+                s.whole_file = WholeFile::FooterOnly(8 * MIB);
+                s
             }
-            "duckdb" => Strategy::peer(name, Family::DuckDb, 0, 0, FooterRead::DuckDb)?,
-            "velox" => Strategy::peer(name, Family::Velox, 0, 1, FooterRead::Tail(64 * KIB))?,
             "trino" => {
-                let mut s = Strategy::peer(name, Family::Trino, 1, 0, FooterRead::Tail(48 * KIB))?;
-                // Files under `ParquetReaderOptions.DEFAULT_SMALL_FILE_THRESHOLD`,
-                // `DataSize.of(3, MEGABYTE)`, are read whole: Airlift's MEGABYTE is 2^20 bytes
+                let mut s = Strategy::peer(name, Family::Trino, 1, 0)?;
+                // `MetadataReader.EXPECTED_FOOTER_SIZE`, 48 KiB. Files of at most
+                // `parquet.small-file-threshold` (`ParquetReaderOptions`,
+                // `DataSize.of(3, MEGABYTE)`) are read whole: Airlift's MEGABYTE is 2^20 bytes
                 // (as for the 1 MiB merge distance and 8 MiB buffer), so 3 MiB, not 3,000,000.
-                s.read_whole_file_below_bytes = 3 * MIB;
+                s.footer = FooterRead::TailThenWhole(48 * KIB);
+                s.whole_file = WholeFile::Served(3 * MIB);
                 s
             }
             "hadoop-s3a" => {
-                Strategy::peer(name, Family::HadoopS3a, 4, 0, FooterRead::Tail(64 * KIB))?
+                let mut s = Strategy::peer(name, Family::HadoopS3a, 4, 0)?;
+                s.footer = FooterRead::LengthThenMetadata;
+                s
             }
             "polars" => {
-                let mut s = Strategy::peer(
-                    name,
-                    Family::Polars,
-                    0,
-                    u32::MAX,
-                    FooterRead::Tail(64 * KIB),
-                )?;
+                let mut s = Strategy::peer(name, Family::Polars, 0, u32::MAX)?;
                 s.peer.footer_read_bytes = 256 * KIB;
                 s
             }

@@ -566,6 +566,92 @@ fn a_large_footer_takes_a_second_serial_read() {
     assert!(footers[1].start_ns >= footers[0].end_ns);
 }
 
+/// The coupled peers' footers, from their code: Velox a 256 KiB tail
+/// (`footer-speculative-io-size`) and the part it missed; Trino a 48 KiB tail and then the
+/// whole footer again (`MetadataReader.readFooter`); parquet-java the 8-byte length and magic,
+/// then the metadata. All three read a 64 KiB tail and the part missed before.
+#[test]
+fn coupled_peers_read_footers_as_their_code_does() {
+    let t = Arc::new(table(&TableShape {
+        row_groups: 4,
+        columns: 4,
+        page_bytes: 1024 * 1024,
+        footer_bytes: 300_000,
+        ..TableShape::default()
+    }));
+    let size = t.files[0].size_bytes;
+    let l8 = 300_008;
+    let footers = |name: &str| -> Vec<(u64, u64)> {
+        let (r, _) = run(&t, QuerySpec::new(vec![0], vec![0]), strategy(name, &[]));
+        r.reads
+            .iter()
+            .filter(|x| x.kind == ReadKind::Footer)
+            .map(|x| (x.range.start, x.range.end))
+            .collect()
+    };
+    let k = 1024;
+    assert_eq!(
+        footers("velox"),
+        vec![(size - 256 * k, size), (size - l8, size - 256 * k)]
+    );
+    assert_eq!(
+        footers("trino"),
+        vec![(size - 48 * k, size), (size - l8, size)]
+    );
+    assert_eq!(
+        footers("hadoop-s3a"),
+        vec![(size - 8, size), (size - l8, size - 8)]
+    );
+}
+
+/// Velox fetches a file of at most `file-preload-threshold` (8 MiB) whole for its footer
+/// (`ReaderBase::loadFileMetaData`, `loadCompleteFile`) and reads its chunks again; Trino
+/// reads a file of at most `parquet.small-file-threshold` (3 MiB, `<=`) whole once.
+#[test]
+fn small_files_velox_fetches_whole_for_the_footer_trino_reads_whole_once() {
+    // Files of about 1 MiB: over Velox's 256 KiB tail, under its 8 MiB threshold.
+    let t = Arc::new(table(&TableShape {
+        files: 3,
+        row_groups: 1,
+        ..TableShape::default()
+    }));
+    let size = t.files[0].size_bytes;
+    assert!(size > 256 * 1024 && size < 3 * 1024 * 1024, "{size}");
+    let q = QuerySpec::new(vec![1, 2], all_files(&t));
+    let footers = |s: Strategy| {
+        let (r, _) = run(&t, q.clone(), s);
+        let f: Vec<(u64, u64)> = r
+            .reads
+            .iter()
+            .filter(|x| x.kind == ReadKind::Footer)
+            .map(|x| (x.range.start, x.range.end))
+            .collect();
+        let data = r.reads.iter().filter(|x| x.kind == ReadKind::DataPages);
+        (f, data.count())
+    };
+    let (whole, data) = footers(strategy("velox", &[]));
+    assert_eq!(whole, vec![(0, size); 3]);
+    assert_eq!(data, 3, "the chunks read again, one GET a file");
+    let (tail, data) = footers(strategy("velox", &[("file-preload-threshold", "0")]));
+    assert_eq!(tail, vec![(size - 256 * 1024, size); 3]);
+    assert_eq!(data, 3);
+    let at = format!("{size}B");
+    let (r, _) = run(
+        &t,
+        q.clone(),
+        strategy("trino", &[("parquet.small-file-threshold", &at)]),
+    );
+    assert_eq!(
+        r.reads.len(),
+        3,
+        "a file of exactly the threshold is read whole"
+    );
+    assert!(r
+        .reads
+        .iter()
+        .all(|x| x.range == layout::ByteRange::new(0, size)));
+}
+
 /// Trino (`ParquetReader`: `DiskRange(getStartingPos(), getTotalSize())`), parquet-java
 /// (`internalReadRowGroup`, under hadoop-s3a) and Velox (`ParquetData::enqueueRowGroup`) read
 /// each column chunk as one range, dictionary page included, and no page index on a scan.

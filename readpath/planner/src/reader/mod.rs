@@ -15,7 +15,7 @@ use readahead::{
 use crate::error::PlanError;
 use crate::plan::{plan_file, FilePlan, PlanInput, StepKind};
 use crate::query::QuerySpec;
-use crate::strategy::{Family, FooterRead, Strategy};
+use crate::strategy::{Family, Strategy};
 mod blocked;
 mod decode;
 mod dense_ids;
@@ -31,8 +31,6 @@ use crate::types::{
     Action, CacheView, Chunk, ChunkId, DecodeId, DecodeRequest, Event, FileCache, Object,
     QueryOutput, ReadId, ReadKind, ReadRequest, Status, ThreadTime,
 };
-
-const KIB: u64 = 1024;
 
 /// A file, or a bucket of one file's row groups, read by one stream.
 #[derive(Clone, Debug)]

@@ -92,25 +92,16 @@ impl ClickHouseReader {
         }
         let size = file.size_bytes;
         let footer_len = file.footer_len_bytes as u64 + 8;
-        let whole_file = size > 0 && size < self.strategy.read_whole_file_below_bytes;
         // A closed unit's vectors, refilled below for this plan.
         let mut b = self.units.spare.pop().unwrap_or_default();
-        b.footer_reads.clear();
-        if whole_file {
-            b.footer_reads.push_back(ByteRange::new(0, size));
-        } else if !self.query.parquet_metadata_cache_warm {
-            let tail = match self.strategy.footer {
-                FooterRead::Tail(n) => n,
-                FooterRead::DuckDb => (size / 1000).clamp(16 * KIB, 256 * KIB),
-                FooterRead::ArrowRs => 8,
-            }
-            .min(size);
-            b.footer_reads.push_back(ByteRange::new(size - tail, size));
-            if footer_len > tail {
-                b.footer_reads
-                    .push_back(ByteRange::new(size - footer_len.min(size), size - tail));
-            }
-        }
+        let whole_file = crate::footer::footer_reads(
+            self.strategy.footer,
+            self.strategy.whole_file,
+            size,
+            footer_len,
+            self.query.parquet_metadata_cache_warm,
+            &mut b.footer_reads,
+        );
         let n_entries = plan.entries.len();
         b.fill_for(&plan);
         let lazy = if self.cfg.lazy && n_entries > 0 {

@@ -52,8 +52,14 @@ pub fn coalesce(
         CoalescePolicy::DuckDb { gap_bytes } => presets::duckdb(needed, gap_bytes),
         CoalescePolicy::Velox {
             max_gap_bytes,
-            max_read_bytes,
-        } => presets::velox(needed, max_gap_bytes, max_read_bytes),
+            load_quantum_bytes,
+            max_coalesced_bytes,
+        } => presets::velox(
+            needed,
+            max_gap_bytes,
+            load_quantum_bytes,
+            max_coalesced_bytes,
+        ),
         CoalescePolicy::Trino {
             max_merge_distance_bytes,
             max_buffer_size_bytes,

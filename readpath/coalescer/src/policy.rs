@@ -82,15 +82,25 @@ pub enum CoalescePolicy {
         #[serde(with = "crate::serde_units::bytes")]
         gap_bytes: u64,
     },
-    /// Velox `coalesceIo` (facebookincubator/velox `velox/common/base/CoalesceIo.h`): adjacent
-    /// ranges and gaps `< max_gap_bytes` merge.
+    /// Velox `DirectBufferedInput` (facebookincubator/velox
+    /// `velox/dwio/common/DirectBufferedInput.cpp`, `groupRequests` over `coalesceIo` in
+    /// `velox/common/base/CoalesceIo.h`): adjacent requests and gaps `< max_gap_bytes` group
+    /// while the payload, each request counted at most `load_quantum_bytes`, stays within
+    /// `max_coalesced_bytes`; a group is one GET through `load_quantum_bytes` of its last
+    /// request, the rest of which is read in GETs of `load_quantum_bytes`.
     Velox {
-        /// `maxCoalesceDistance` (512 KiB; 20,000 B from the SSD cache).
+        /// `max-coalesced-distance` (512 KiB; 20,000 B from the SSD cache).
         #[serde(with = "crate::serde_units::bytes")]
         max_gap_bytes: u64,
-        /// Cap on one merged read (the 8 MiB load quantum of sparse reads).
+        /// `load-quantum` (8 MiB): the most a request counts, and the most of a group's last
+        /// request its GET reads.
         #[serde(with = "crate::serde_units::bytes")]
-        max_read_bytes: u64,
+        load_quantum_bytes: u64,
+        /// `max-coalesced-bytes` (128 MiB): the payload of one group when the load is a
+        /// prefetch; `DirectBufferedInput::groupRequests` uses `load-quantum` instead for
+        /// requests read less than `cache_prefetch_min_pct` (80%) of the times referenced.
+        #[serde(with = "crate::serde_units::bytes")]
+        max_coalesced_bytes: u64,
     },
     /// Trino (trinodb/trino `lib/trino-parquet/.../AbstractParquetDataSource.java`,
     /// `planChunksRead`, `mergeAdjacentDiskRanges`).
@@ -181,9 +191,12 @@ impl CoalescePolicy {
             "duckdb" => Self::DuckDb {
                 gap_bytes: 16 * KIB,
             },
+            // velox/connectors/hive/FileConfig: max-coalesced-distance "512kB",
+            // load-quantum 8 << 20, max-coalesced-bytes 128 << 20.
             "velox" => Self::Velox {
                 max_gap_bytes: 512 * KIB,
-                max_read_bytes: 8 * MIB,
+                load_quantum_bytes: 8 * MIB,
+                max_coalesced_bytes: 128 * MIB,
             },
             // airlift DataSize units are binary: "1MB" is 1,048,576 bytes.
             "trino" => Self::Trino {
@@ -253,8 +266,9 @@ impl CoalescePolicy {
                 "a limit larger than hole_size_limit_bytes",
             ),
             Self::Velox {
-                max_read_bytes: 0, ..
-            } => bad("max_read_bytes", "0".into(), "a positive byte count"),
+                load_quantum_bytes: 0,
+                ..
+            } => bad("load_quantum_bytes", "0".into(), "a positive byte count"),
             Self::Trino {
                 max_buffer_size_bytes: 0,
                 ..
@@ -336,12 +350,12 @@ impl CoalescePolicy {
                 min_bytes_for_seek,
                 bytes_per_read_task,
             )),
-            Self::ArrowRs { .. } | Self::DuckDb { .. } => None,
+            // Velox caps a group's payload (requests counted up to the quantum), not its span.
+            Self::ArrowRs { .. } | Self::DuckDb { .. } | Self::Velox { .. } => None,
             Self::ArrowCpp {
                 range_size_limit_bytes,
                 ..
             } => Some(range_size_limit_bytes),
-            Self::Velox { max_read_bytes, .. } => Some(max_read_bytes),
             Self::Trino {
                 max_buffer_size_bytes,
                 ..
@@ -427,7 +441,8 @@ mod tests {
             },
             CoalescePolicy::Velox {
                 max_gap_bytes: 1,
-                max_read_bytes: 0,
+                load_quantum_bytes: 0,
+                max_coalesced_bytes: 1,
             },
             CoalescePolicy::Trino {
                 max_merge_distance_bytes: 1,
@@ -467,13 +482,14 @@ mod tests {
 
     #[test]
     fn sizes_are_written_with_units() {
-        let json = r#"{"kind": "velox", "max_gap_bytes": "20000B", "max_read_bytes": "8MiB"}"#;
+        let json = r#"{"kind": "velox", "max_gap_bytes": "20000B", "load_quantum_bytes": "8MiB", "max_coalesced_bytes": "128MiB"}"#;
         let p: CoalescePolicy = serde_json::from_str(json).unwrap();
         assert_eq!(
             p,
             CoalescePolicy::Velox {
                 max_gap_bytes: 20_000,
-                max_read_bytes: 8 * MIB
+                load_quantum_bytes: 8 * MIB,
+                max_coalesced_bytes: 128 * MIB,
             }
         );
         let odd = CoalescePolicy::ArrowRs {

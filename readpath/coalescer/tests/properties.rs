@@ -108,9 +108,10 @@ fn policy() -> impl Strategy<Value = CoalescePolicy> {
             range_size_limit_bytes: h + extra,
         }),
         (0..32 * MIB).prop_map(|g| CoalescePolicy::DuckDb { gap_bytes: g }),
-        (0..4 * MIB, 1..64 * MIB).prop_map(|(g, m)| CoalescePolicy::Velox {
+        (0..4 * MIB, 1..16 * MIB, 0..64 * MIB).prop_map(|(g, q, m)| CoalescePolicy::Velox {
             max_gap_bytes: g,
-            max_read_bytes: m
+            load_quantum_bytes: q,
+            max_coalesced_bytes: m,
         }),
         (0..4 * MIB, 1..32 * MIB).prop_map(|(d, b)| CoalescePolicy::Trino {
             max_merge_distance_bytes: d,
@@ -131,7 +132,7 @@ fn policy() -> impl Strategy<Value = CoalescePolicy> {
 fn splits_large_ranges(p: &CoalescePolicy) -> bool {
     matches!(
         p,
-        CoalescePolicy::Trino { .. } | CoalescePolicy::Polars { .. }
+        CoalescePolicy::Trino { .. } | CoalescePolicy::Polars { .. } | CoalescePolicy::Velox { .. }
     )
 }
 

@@ -483,6 +483,7 @@ const CH_SETTINGS: &str = "ClickHouse src/Core/Settings.cpp (25.x)";
 const CH_FORMAT: &str = "ClickHouse src/Core/FormatFactorySettings.h and src/Processors/Formats/Impl/ParquetV3BlockInputFormat.cpp (25.x)";
 const REDESIGN: &str = "Altinity/ClickHouse docs/superpowers/specs/2026-08-27-parquet-readpath-redesign.md and src/Processors/Formats/Impl/Parquet/ReadManager.cpp";
 const BUCKETS: &str = "ClickHouse PR 104251 (IBucketSplitter::splitToBucketsByCount)";
+const VELOX_FILE_CONFIG: &str = "facebookincubator/velox velox/connectors/hive/FileConfig.h and velox/dwio/common/DirectBufferedInput.cpp groupRequests (4d16851, 2026-08)";
 const SIMULATOR: &str = "the simulator's knob for a rule several peer readers share; each preset's value comes from its reader's source, named in docs/peers.md";
 
 macro_rules! policy_bytes {
@@ -530,12 +531,35 @@ const ARROW_CPP_HOLE: Accessors = policy_bytes!(ArrowCpp, hole_size_limit_bytes)
 const ARROW_CPP_RANGE: Accessors = policy_bytes!(ArrowCpp, range_size_limit_bytes);
 const DUCKDB_GAP: Accessors = policy_bytes!(DuckDb, gap_bytes);
 const VELOX_GAP: Accessors = policy_bytes!(Velox, max_gap_bytes);
-const VELOX_READ: Accessors = policy_bytes!(Velox, max_read_bytes);
+const VELOX_QUANTUM: Accessors = policy_bytes!(Velox, load_quantum_bytes);
+const VELOX_COALESCED: Accessors = policy_bytes!(Velox, max_coalesced_bytes);
 const TRINO_MERGE: Accessors = policy_bytes!(Trino, max_merge_distance_bytes);
 const TRINO_BUFFER: Accessors = policy_bytes!(Trino, max_buffer_size_bytes);
 const HADOOP_SEEK: Accessors = policy_bytes!(HadoopS3a, min_seek_bytes);
 const HADOOP_MERGED: Accessors = policy_bytes!(HadoopS3a, max_merged_bytes);
 const POLARS_CHUNK: Accessors = policy_bytes!(Polars, chunk_size_bytes);
+
+const ROW_GROUPS_AHEAD: Kind = Kind::Count {
+    min: 0,
+    max: u32::MAX as u64 - 1,
+    unlimited: true,
+};
+
+/// `row_groups_ahead`, `unlimited` being `u32::MAX` in the strategy.
+const ROW_GROUPS_AHEAD_FIELD: Accessors = (
+    |s| {
+        Value::Count(if s.row_groups_ahead == u32::MAX {
+            u64::MAX
+        } else {
+            u64::from(s.row_groups_ahead)
+        })
+    },
+    |s, v| {
+        if let Some(n) = count(v) {
+            s.row_groups_ahead = u32::try_from(n).unwrap_or(u32::MAX);
+        }
+    },
+);
 
 /// `POLARS_DOWNLOAD_CHUNK_SIZE_RANDOM_ACCESS` of a Polars strategy, as its reader takes it
 /// (8 MiB, Polars' default, for a strategy without the Polars policy: only Polars honours the
@@ -887,27 +911,23 @@ pub static SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "row_groups_ahead",
-        kind: Kind::Count {
-            min: 0,
-            max: u32::MAX as u64 - 1,
-            unlimited: true,
-        },
+        kind: ROW_GROUPS_AHEAD,
         doc: "row groups fetched ahead of the first unfinished one; `unlimited` = memory decides",
         source: SIMULATOR,
-        honoured: Honoured::COUPLED_PEERS,
+        honoured: Honoured(Honoured::of(Family::Trino).0 | Honoured::of(Family::HadoopS3a).0),
         requires: Requires::Nothing,
-        get: |s| {
-            Value::Count(if s.row_groups_ahead == u32::MAX {
-                u64::MAX
-            } else {
-                u64::from(s.row_groups_ahead)
-            })
-        },
-        set: |s, v| {
-            if let Some(n) = count(v) {
-                s.row_groups_ahead = u32::try_from(n).unwrap_or(u32::MAX);
-            }
-        },
+        get: ROW_GROUPS_AHEAD_FIELD.0,
+        set: ROW_GROUPS_AHEAD_FIELD.1,
+    },
+    Setting {
+        name: "prefetch-rowgroups",
+        kind: ROW_GROUPS_AHEAD,
+        doc: "row groups loaded ahead of the one being read (1)",
+        source: "facebookincubator/velox velox/connectors/hive/FileConfig.cpp prefetchRowGroups; ReaderBase::scheduleRowGroups in velox/dwio/parquet/reader/ParquetReader.cpp (4d16851, 2026-08)",
+        honoured: Honoured::of(Family::Velox),
+        requires: Requires::Nothing,
+        get: ROW_GROUPS_AHEAD_FIELD.0,
+        set: ROW_GROUPS_AHEAD_FIELD.1,
     },
     Setting {
         name: "footer-speculative-io-size",
@@ -1116,24 +1136,37 @@ pub static SETTINGS: &[Setting] = &[
         set: DUCKDB_GAP.1,
     },
     Setting {
-        name: "maxCoalesceDistance",
+        name: "max-coalesced-distance",
         kind: SIZE,
-        doc: "coalesceIo: gaps shorter than this merge (512 KiB)",
-        source: "facebookincubator/velox velox/common/base/CoalesceIo.h (2025)",
+        doc: "DirectBufferedInput::groupRequests: a request joins its group across a gap shorter than this (512 KiB)",
+        source: VELOX_FILE_CONFIG,
         honoured: Honoured::of(Family::Velox),
         requires: Requires::Nothing,
         get: VELOX_GAP.0,
         set: VELOX_GAP.1,
     },
     Setting {
-        name: "loadQuantum",
-        kind: SIZE,
-        doc: "cap on one merged read (8 MiB)",
-        source: "facebookincubator/velox velox/dwio/common/DirectBufferedInput.cpp (2025)",
+        name: "load-quantum",
+        kind: Kind::Bytes {
+            min: 1,
+            max: i32::MAX as u64,
+        },
+        doc: "the most one request counts towards a group, and the most of a group's last request its GET reads; the rest is read in GETs of this size (8 MiB)",
+        source: VELOX_FILE_CONFIG,
         honoured: Honoured::of(Family::Velox),
         requires: Requires::Nothing,
-        get: VELOX_READ.0,
-        set: VELOX_READ.1,
+        get: VELOX_QUANTUM.0,
+        set: VELOX_QUANTUM.1,
+    },
+    Setting {
+        name: "max-coalesced-bytes",
+        kind: SIZE,
+        doc: "the payload of one group of a prefetched load (128 MiB); Velox groups the loads of columns it has not yet seen read at load-quantum instead",
+        source: VELOX_FILE_CONFIG,
+        honoured: Honoured::of(Family::Velox),
+        requires: Requires::Nothing,
+        get: VELOX_COALESCED.0,
+        set: VELOX_COALESCED.1,
     },
     Setting {
         name: "parquet.max-merge-distance",

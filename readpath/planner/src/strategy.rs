@@ -45,8 +45,11 @@ pub enum Family {
     /// `extension/parquet/parquet_reader.cpp`): one row group per thread, its read heads
     /// (merged within 16 KiB) read one after another.
     DuckDb,
-    /// Velox `DirectBufferedInput` (2025, `velox/dwio/common/DirectBufferedInput.cpp`): loads
-    /// are issued one row group ahead of the reader.
+    /// Velox's Parquet reader over `DirectBufferedInput` (facebookincubator/velox @ 4d16851,
+    /// 2026-08: `velox/dwio/parquet/reader/ParquetReader.cpp`,
+    /// `velox/dwio/common/DirectBufferedInput.cpp`): whole column chunks grouped per row group,
+    /// loads issued one row group ahead (`prefetch-rowgroups`); the footer a 256 KiB tail, and
+    /// a file of at most 8 MiB fetched whole for it.
     Velox,
     /// Trino's Parquet reader (476, `AbstractParquetDataSource.java`, `MetadataReader.java`):
     /// whole column chunks, synchronous reads on the split's thread; the footer a 48 KiB tail,

@@ -691,6 +691,59 @@ fn coupled_peers_read_whole_chunks_and_no_page_index() {
     }
 }
 
+/// Velox's `DirectBufferedInput`: a chunk over `load-quantum` (8 MiB) is read in GETs of 8 MiB
+/// (`DirectCoalescedLoad::computeLoadSizes` clamps a group's last request, and
+/// `DirectInputStream::loadPosition` loads the rest by quanta); adjacent chunks group up to
+/// `max-coalesced-bytes` (128 MiB) of payload. The preset read a large chunk in one GET and
+/// capped a merged read's span at 8 MiB.
+#[test]
+fn velox_reads_large_chunks_in_quanta_and_groups_small_ones_past_the_quantum() {
+    let mib = 1024 * 1024;
+    let data_reads = |t: &Arc<Table>, columns: Vec<u32>| -> Vec<(u64, u64)> {
+        let (r, _) = run(t, QuerySpec::new(columns, vec![0]), strategy("velox", &[]));
+        let mut v: Vec<(u64, u64)> = r
+            .reads
+            .iter()
+            .filter(|x| x.kind == ReadKind::DataPages)
+            .map(|x| (x.range.start, x.range.end))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    // 20 MiB chunks: 8 + 8 + 4 MiB each; the second chunk starts 12 MiB past the first one's
+    // counted end, so it is a group of its own.
+    let large = Arc::new(table(&TableShape {
+        row_groups: 1,
+        pages: 5,
+        page_bytes: 4 * mib,
+        ..TableShape::default()
+    }));
+    let c = |k: usize| large.files[0].row_groups[0].columns[k].range();
+    let (c0, c1) = (c(0), c(1));
+    let quanta = |r: layout::ByteRange| {
+        vec![
+            (r.start, r.start + 8 * mib),
+            (r.start + 8 * mib, r.start + 16 * mib),
+            (r.start + 16 * mib, r.end),
+        ]
+    };
+    let mut want = quanta(c0);
+    want.extend(quanta(c1));
+    assert_eq!(data_reads(&large, vec![0, 1]), want);
+    // Four adjacent 3 MiB chunks: one GET of 12 MiB.
+    let small = Arc::new(table(&TableShape {
+        row_groups: 1,
+        pages: 3,
+        page_bytes: mib,
+        ..TableShape::default()
+    }));
+    let cols = &small.files[0].row_groups[0].columns;
+    assert_eq!(
+        data_reads(&small, vec![0, 1, 2, 3]),
+        vec![(cols[0].range().start, cols[3].range().end)]
+    );
+}
+
 #[test]
 fn trino_reads_small_files_whole() {
     let t = many_small_files(5);

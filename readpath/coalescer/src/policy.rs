@@ -112,13 +112,16 @@ pub enum CoalescePolicy {
         #[serde(with = "crate::serde_units::bytes")]
         max_buffer_size_bytes: u64,
     },
-    /// Hadoop S3A vectored IO (apache/hadoop `VectoredReadUtils.mergeSortedRanges`), what
-    /// Spark's Parquet reader uses.
+    /// parquet-java's vectored read (apache/parquet-java `ParquetFileReader`: adjacent chunks
+    /// one range) through Hadoop S3A (apache/hadoop `VectoredReadUtils.mergeSortedRanges`),
+    /// what Spark's Parquet reader uses.
     HadoopS3a {
-        /// `fs.s3a.vectored.read.min.seek.size` (128 KiB): merge refused when gap >= this.
+        /// `fs.s3a.vectored.read.min.seek.size` (128 KiB since Hadoop 3.4.2, HADOOP-19229):
+        /// merge refused when gap >= this.
         #[serde(with = "crate::serde_units::bytes")]
         min_seek_bytes: u64,
-        /// `fs.s3a.vectored.read.max.merged.size` (2 MiB).
+        /// `fs.s3a.vectored.read.max.merged.size` (2 MiB since Hadoop 3.4.2): no merge past
+        /// this; a range parquet-java asks for is never split.
         #[serde(with = "crate::serde_units::bytes")]
         max_merged_bytes: u64,
     },
@@ -350,8 +353,11 @@ impl CoalescePolicy {
                 min_bytes_for_seek,
                 bytes_per_read_task,
             )),
-            // Velox caps a group's payload (requests counted up to the quantum), not its span.
+            // Velox caps a group's payload (requests counted up to the quantum), not its span;
+            // parquet-java's adjacent chunks are one range whatever its length, which S3A's
+            // bound does not split.
             Self::ArrowRs { .. } | Self::DuckDb { .. } | Self::Velox { .. } => None,
+            Self::HadoopS3a { .. } => None,
             Self::ArrowCpp {
                 range_size_limit_bytes,
                 ..
@@ -360,9 +366,6 @@ impl CoalescePolicy {
                 max_buffer_size_bytes,
                 ..
             } => Some(max_buffer_size_bytes),
-            Self::HadoopS3a {
-                max_merged_bytes, ..
-            } => Some(max_merged_bytes),
             Self::Polars { .. } => None,
         }
     }

@@ -539,6 +539,22 @@ const HADOOP_SEEK: Accessors = policy_bytes!(HadoopS3a, min_seek_bytes);
 const HADOOP_MERGED: Accessors = policy_bytes!(HadoopS3a, max_merged_bytes);
 const POLARS_CHUNK: Accessors = policy_bytes!(Polars, chunk_size_bytes);
 
+const READS_PER_FILE: Kind = Kind::Count {
+    min: 0,
+    max: MAX_THREADS,
+    unlimited: false,
+};
+
+/// `max_concurrent_reads_per_file` of the strategy.
+const READS_PER_FILE_FIELD: Accessors = (
+    |s| Value::Count(u64::from(s.max_concurrent_reads_per_file)),
+    |s, v| {
+        if let Some(n) = count32(v) {
+            s.max_concurrent_reads_per_file = n;
+        }
+    },
+);
+
 const ROW_GROUPS_AHEAD: Kind = Kind::Count {
     min: 0,
     max: u32::MAX as u64 - 1,
@@ -893,21 +909,23 @@ pub static SETTINGS: &[Setting] = &[
     switch!(9, "R10: decode several subgroups of a row group at once"),
     Setting {
         name: "max_concurrent_reads_per_file",
-        kind: Kind::Count {
-            min: 0,
-            max: MAX_THREADS,
-            unlimited: false,
-        },
-        doc: "reads of one file running at once, 0 = unlimited (arrow-rs 10, hadoop-s3a 4, trino 1)",
+        kind: READS_PER_FILE,
+        doc: "reads of one file running at once, 0 = unlimited (velox 0, trino 1)",
         source: SIMULATOR,
-        honoured: Honoured::COUPLED_PEERS,
+        honoured: Honoured(Honoured::of(Family::Velox).0 | Honoured::of(Family::Trino).0),
         requires: Requires::Nothing,
-        get: |s| Value::Count(u64::from(s.max_concurrent_reads_per_file)),
-        set: |s, v| {
-            if let Some(n) = count32(v) {
-                s.max_concurrent_reads_per_file = n;
-            }
-        },
+        get: READS_PER_FILE_FIELD.0,
+        set: READS_PER_FILE_FIELD.1,
+    },
+    Setting {
+        name: "fs.s3a.vectored.active.ranged.reads",
+        kind: READS_PER_FILE,
+        doc: "ranged reads of one stream downloading or queued at once (4); 0 = unlimited",
+        source: "apache/hadoop hadoop-tools/hadoop-aws Constants.DEFAULT_AWS_S3_VECTOR_ACTIVE_RANGE_READS (3.4)",
+        honoured: Honoured::of(Family::HadoopS3a),
+        requires: Requires::Nothing,
+        get: READS_PER_FILE_FIELD.0,
+        set: READS_PER_FILE_FIELD.1,
     },
     Setting {
         name: "row_groups_ahead",
@@ -1192,7 +1210,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "fs.s3a.vectored.read.min.seek.size",
         kind: SIZE,
         doc: "merge refused when the gap is at least this (128 KiB)",
-        source: "apache/hadoop VectoredReadUtils.mergeSortedRanges (3.4)",
+        source: "apache/hadoop Constants.DEFAULT_AWS_S3_VECTOR_READS_MIN_SEEK_SIZE, 128 KiB since 3.4.2 (HADOOP-19229, PR #7281; 4,896 B in 3.4.0 and 3.4.1); VectoredReadUtils.mergeSortedRanges",
         honoured: Honoured::of(Family::HadoopS3a),
         requires: Requires::Nothing,
         get: HADOOP_SEEK.0,
@@ -1201,8 +1219,8 @@ pub static SETTINGS: &[Setting] = &[
     Setting {
         name: "fs.s3a.vectored.read.max.merged.size",
         kind: SIZE,
-        doc: "largest merged read (2 MiB)",
-        source: "apache/hadoop VectoredReadUtils.mergeSortedRanges (3.4)",
+        doc: "largest merged read (2 MiB); a range parquet-java asks for is never split, whatever its length",
+        source: "apache/hadoop Constants.DEFAULT_AWS_S3_VECTOR_READS_MAX_MERGED_READ_SIZE, 2 MiB since 3.4.2 (HADOOP-19229, PR #7281; 1,253,376 B in 3.4.0 and 3.4.1); VectoredReadUtils.mergeSortedRanges",
         honoured: Honoured::of(Family::HadoopS3a),
         requires: Requires::Nothing,
         get: HADOOP_MERGED.0,

@@ -55,8 +55,10 @@ pub enum Family {
     /// whole column chunks, synchronous reads on the split's thread; the footer a 48 KiB tail,
     /// read again whole when larger; files of at most 3 MiB read whole.
     Trino,
-    /// Hadoop S3A vectored IO (3.4, `VectoredReadUtils`), as Spark's Parquet reader uses it:
-    /// up to 4 ranged reads per stream.
+    /// parquet-java's vectored reads through Hadoop S3A (3.4.2 or later, whose defaults are
+    /// HADOOP-19229's; `ParquetFileReader.internalReadRowGroup`, `VectoredReadUtils`), as
+    /// Spark's Parquet reader uses them: adjacent chunks one range, those merged by S3A, up to
+    /// 4 ranged reads per stream; the footer's length, then its metadata.
     HadoopS3a,
     /// Polars (2.1.0, `crates/polars-io/src/cloud/polars_object_store.rs`): `merge_ranges`
     /// then `split_range` into parts of about 8 MiB, under a pipeline budget of 64 MiB and a

@@ -744,6 +744,37 @@ fn velox_reads_large_chunks_in_quanta_and_groups_small_ones_past_the_quantum() {
     );
 }
 
+/// parquet-java (`internalReadRowGroup`) asks S3A for one range per run of adjacent chunks,
+/// whatever its length, and S3A never splits a range: four adjacent 3 MiB chunks are one GET.
+/// The preset merged the chunks under S3A's 2 MiB bound alone: four GETs.
+#[test]
+fn hadoop_s3a_reads_adjacent_chunks_as_one_range() {
+    let t = Arc::new(table(&TableShape {
+        row_groups: 2,
+        pages: 3,
+        page_bytes: 1024 * 1024,
+        ..TableShape::default()
+    }));
+    let (r, _) = run(
+        &t,
+        QuerySpec::new(vec![0, 1, 2, 3], vec![0]),
+        strategy("hadoop-s3a", &[]),
+    );
+    let mut data: Vec<layout::ByteRange> = r
+        .reads
+        .iter()
+        .filter(|x| x.kind == ReadKind::DataPages)
+        .map(|x| x.range)
+        .collect();
+    data.sort_by_key(|x| x.start);
+    let want: Vec<layout::ByteRange> = t.files[0]
+        .row_groups
+        .iter()
+        .map(|rg| layout::ByteRange::new(rg.columns[0].range().start, rg.columns[3].range().end))
+        .collect();
+    assert_eq!(data, want);
+}
+
 #[test]
 fn trino_reads_small_files_whole() {
     let t = many_small_files(5);

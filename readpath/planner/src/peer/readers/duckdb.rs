@@ -9,7 +9,10 @@
 //! - A worker reads one row group at a time: its read heads (column chunks merged when the
 //!   gap is at most `ALLOW_GAP`, 16 KiB; the whole row group when the columns read are over
 //!   95% of its span and nothing is filtered), last registered first, one GET after another;
-//!   then decodes it. A free worker takes the first ready item in file order.
+//!   then decodes it. With a filter, only the filter columns' chunks merge and each head is
+//!   fetched when first read: the filter columns' first, then each other column's chunk on
+//!   its own, and none of those when no row of the group passes ([`filtered_reads`]). A free
+//!   worker takes the first ready item in file order.
 //! - Every read goes through the external file cache, which holds the footer reads: a read
 //!   whose uncached part is one piece fetches only that piece.
 //! - The result streams to the client through a buffer of `streaming_buffer_size`
@@ -79,14 +82,42 @@ fn through_cache(read: ByteRange, cached: &[ByteRange]) -> Option<ByteRange> {
     }
 }
 
-/// A row group's GETs, in the order DuckDB issues them.
+/// The columns of a filtered scan (`filters` set in `ParquetReader::Scan`): those a filter
+/// reads, and every column read, in the scan's order.
+pub(super) struct Filter<'a> {
+    pub(super) filter_columns: &'a [u32],
+    pub(super) columns: &'a [u32],
+}
+
+/// A row group's GETs, in the order DuckDB issues them: `answer_rows` of its rows pass the
+/// filter, if there is one.
 fn row_group_reads(
     f: &FileRead<'_>,
     g: u32,
     ranges: &[ByteRange],
     policy: &CoalescePolicy,
-    filtered: bool,
+    filter: Option<&Filter<'_>>,
+    answer_rows: u64,
     cached: &[ByteRange],
+) -> Result<Vec<ByteRange>, PlanError> {
+    let reads = match filter {
+        None => unfiltered_reads(f, g, ranges, policy)?,
+        Some(filter) => filtered_reads(f, g, filter, policy, answer_rows)?,
+    };
+    Ok(reads
+        .into_iter()
+        .filter_map(|r| through_cache(r, cached))
+        .collect())
+}
+
+/// No filter: the whole row group when the chunks read cover more than 95% of its span
+/// (`WHOLE_GROUP_PREFETCH_MINIMUM_SCAN`), else every chunk registered for merging and all the
+/// read heads prefetched, last registered first.
+fn unfiltered_reads(
+    f: &FileRead<'_>,
+    g: u32,
+    ranges: &[ByteRange],
+    policy: &CoalescePolicy,
 ) -> Result<Vec<ByteRange>, PlanError> {
     let all: Vec<ByteRange> = f
         .layout
@@ -103,24 +134,61 @@ fn row_group_reads(
     let start = all.iter().map(|r| r.start).min().unwrap_or(0);
     let end = all.iter().map(|r| r.end).max().unwrap_or(0);
     let selected: u64 = ranges.iter().map(|r| r.len()).sum();
-    let mut reads = if !filtered && end > start && selected * 100 > (end - start) * 95 {
+    let mut reads = if end > start && selected * 100 > (end - start) * 95 {
         vec![ByteRange::new(start, end)]
     } else {
         merged(ranges, policy)?
     };
     // Read heads are fetched last registered first.
     reads.reverse();
-    Ok(reads
-        .into_iter()
-        .filter_map(|r| through_cache(r, cached))
-        .collect())
+    Ok(reads)
+}
+
+/// A filter (`lazy_fetch`): each column registers its chunk with merging only if it has a
+/// filter (`RegisterPrefetch(trans, !(lazy_fetch && !has_filter))`), nothing is prefetched,
+/// and a read head is fetched when first read. The filter columns are read first, so their
+/// heads come first; the other columns' chunks, one GET each in the scan's column order,
+/// only when a row of the group passes (for a vector where none does, `ColumnReader::Skip`
+/// only adds to `pending_skips`).
+fn filtered_reads(
+    f: &FileRead<'_>,
+    g: u32,
+    filter: &Filter<'_>,
+    policy: &CoalescePolicy,
+    answer_rows: u64,
+) -> Result<Vec<ByteRange>, PlanError> {
+    let rg = f.layout.row_groups.get(g as usize);
+    let chunk = |c: u32| {
+        rg.and_then(|rg| rg.columns.get(c as usize))
+            .map(|ch| ch.range())
+            .filter(|r| !r.is_empty())
+    };
+    let mut filtered: Vec<ByteRange> = filter
+        .filter_columns
+        .iter()
+        .filter_map(|&c| chunk(c))
+        .collect();
+    filtered.sort_by_key(|r| r.start);
+    filtered.dedup();
+    let mut reads = merged(&filtered, policy)?;
+    if answer_rows > 0 {
+        let mut seen: Vec<u32> = filter.filter_columns.to_vec();
+        for &c in filter.columns {
+            if seen.contains(&c) {
+                continue;
+            }
+            seen.push(c);
+            reads.extend(chunk(c));
+        }
+    }
+    Ok(reads)
 }
 
 pub(super) fn program(
     files: &[FileRead<'_>],
     knobs: &PeerKnobs,
     policy: &CoalescePolicy,
-    filtered: bool,
+    filter: Option<&Filter<'_>>,
 ) -> Result<Program, PlanError> {
     let mut p = Program {
         sink_bytes: Some(knobs.streaming_buffer_bytes),
@@ -161,8 +229,8 @@ pub(super) fn program(
         let opened = p.task_at(threads, deps, open);
         opens.push(opened);
         let mut last = None;
-        for (g, ranges) in &f.row_groups {
-            let requests = row_group_reads(f, *g, ranges, policy, filtered, &cached)?
+        for ((g, ranges), &answer) in f.row_groups.iter().zip(&f.answer_rows) {
+            let requests = row_group_reads(f, *g, ranges, policy, filter, answer, &cached)?
                 .into_iter()
                 .map(|r| get(f.index, r, ReadKind::DataPages, needed_in(r, ranges)))
                 .collect();
@@ -199,6 +267,50 @@ mod tests {
         assert_eq!(second_footer_read(size, 1_000, duckdb_tail(size)), None);
         let big = second_footer_read(100 * MIB, 3 * MIB, 128 * KIB).unwrap();
         assert_eq!(big.end, 100 * MIB - 128 * KIB);
+    }
+
+    #[test]
+    fn a_filter_merges_only_the_filter_columns_and_reads_the_others_if_a_row_passes() {
+        // Four chunks back to back: unfiltered, the whole row group in one GET.
+        let t = crate::testing::table(&crate::testing::TableShape {
+            row_groups: 1,
+            columns: 4,
+            ..Default::default()
+        });
+        let f = FileRead {
+            index: 0,
+            query_pos: 0,
+            layout: std::borrow::Cow::Borrowed(&t.files[0]),
+            row_groups: Vec::new(),
+            answer_rows: Vec::new(),
+        };
+        let chunks: Vec<ByteRange> = t.files[0].row_groups[0]
+            .columns
+            .iter()
+            .map(|c| c.range())
+            .collect();
+        let policy = CoalescePolicy::preset("duckdb").unwrap();
+        let reads = |filter: Option<&Filter<'_>>, answer: u64| {
+            row_group_reads(&f, 0, &chunks, &policy, filter, answer, &[]).unwrap()
+        };
+        assert_eq!(reads(None, 0).len(), 1);
+        let on_0 = Filter {
+            filter_columns: &[0],
+            columns: &[0, 1, 2, 3],
+        };
+        assert_eq!(reads(Some(&on_0), 10), chunks);
+        assert_eq!(reads(Some(&on_0), 0), chunks[..1]);
+        // Filter columns 1 and 2 share a head, read first; the others in the scan's order.
+        let on_1_2 = Filter {
+            filter_columns: &[2, 1],
+            columns: &[3, 0, 1, 2],
+        };
+        let heads = vec![
+            ByteRange::new(chunks[1].start, chunks[2].end),
+            chunks[3],
+            chunks[0],
+        ];
+        assert_eq!(reads(Some(&on_1_2), 1), heads);
     }
 
     #[test]

@@ -264,10 +264,14 @@ pub(crate) fn program(
     let files = files(table, query)?;
     let knobs = &strategy.peer;
     let policy = strategy.coalesce_policy();
-    let filtered = !query.prewhere_columns.is_empty();
+    let filter = duckdb::Filter {
+        filter_columns: &query.prewhere_columns,
+        columns: &query.columns,
+    };
+    let filter = (!query.prewhere_columns.is_empty()).then_some(&filter);
     Ok(Some(match strategy.family() {
         Family::ArrowRs => arrow_rs::program(&files, knobs, &policy)?,
-        Family::DuckDb => duckdb::program(&files, knobs, &policy, filtered)?,
+        Family::DuckDb => duckdb::program(&files, knobs, &policy, filter)?,
         Family::ArrowCpp => arrow_cpp::program(&files, knobs, &policy)?,
         Family::Polars => polars::program(&files, knobs, &policy)?,
         _ => return Ok(None),

@@ -23,9 +23,12 @@ fn total(m: &[Measured]) -> f64 {
 }
 
 /// Arrow C++'s `MakeFromNetworkMetrics` applied to a store model: hole = TTFB x BW, range =
-/// min(64 MiB, hole x 0.9 / 0.1), from the model's median first byte and per-stream bandwidth.
-/// `None` for a store with no median, mean or value of either (an empirical fit): the row is
-/// then not computed, rather than computed from stand-in figures (30 ms and 64 MB/s were).
+/// min(64 MiB, hole x 0.9 / 0.1), from the model's median first byte and per-stream bandwidth
+/// in the whole milliseconds and MiB/s the function takes (`int64_t`; at least 1 each, which
+/// its `DCHECK`s require), and its `lazy = false`: every coalesced read issued when the file is
+/// pre-buffered. `None` for a store with no median, mean or value of either (an empirical
+/// fit): the row is then not computed, rather than computed from stand-in figures (30 ms and
+/// 64 MB/s were).
 pub fn arrow_cpp_settings(store: &models::store::StoreSpec) -> Option<Vec<(String, String)>> {
     let ttfb_ns = store
         .first_byte
@@ -39,8 +42,17 @@ pub fn arrow_cpp_settings(store: &models::store::StoreSpec) -> Option<Vec<(Strin
         .or(store.stream_bandwidth.mean)
         .or(store.stream_bandwidth.value)
         .map(|b| b.0)?;
-    let (hole, range) = coalescer::arrow_cpp_from_network_metrics(ttfb_ns, bw);
+    let ttfb_ms = ((ttfb_ns as f64 / 1e6).round() as u64).max(1);
+    let mib_per_s = ((bw / (1024.0 * 1024.0)).round() as u64).max(1);
+    let (hole, range) = coalescer::arrow_cpp_from_network_metrics(
+        ttfb_ms * 1_000_000,
+        (mib_per_s * 1024 * 1024) as f64,
+    );
     Some(vec![
+        (
+            planner::settings::CACHE_LAZY.to_string(),
+            "false".to_string(),
+        ),
         (
             planner::settings::HOLE_SIZE_LIMIT.to_string(),
             units::format_bytes(hole),
@@ -363,7 +375,9 @@ mod tests {
     fn the_network_metrics_rule_needs_the_stores_own_figures() {
         let s3 = models::store::StoreSpec::preset("s3-standard").unwrap();
         let settings = arrow_cpp_settings(&s3).unwrap();
-        assert_eq!(settings.len(), 2);
+        assert_eq!(settings.len(), 3);
+        // MakeFromNetworkMetrics returns a cache that is not lazy.
+        assert!(settings.contains(&("lazy".to_string(), "false".to_string())));
         let nvme = models::store::StoreSpec::preset("local-nvme").unwrap();
         assert_ne!(arrow_cpp_settings(&nvme), Some(settings));
         let mut empirical = s3.clone();

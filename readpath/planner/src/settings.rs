@@ -379,6 +379,8 @@ pub const COMPRESSED_MEMORY_FRACTION: &str = "input_format_parquet_compressed_me
 /// Arrow C++'s `hole_size_limit` (the tuner's network-metrics comparison sets it).
 /// Arrow C++ `ArrowReaderProperties::pre_buffer` (the `arrow-cpp` preset).
 pub const PRE_BUFFER: &str = "pre_buffer";
+/// Arrow C++ `CacheOptions::lazy` (`arrow-cpp`).
+pub const CACHE_LAZY: &str = "lazy";
 /// Arrow C++ CPU pool threads (`arrow-cpp`).
 pub const CPU_COUNT: &str = "cpu_count";
 /// DuckDB `threads` (`duckdb`).
@@ -1070,6 +1072,20 @@ pub static SETTINGS: &[Setting] = &[
         set: |s, v| {
             if let Some(b) = flag(v) {
                 s.peer.pre_buffer = b;
+            }
+        },
+    },
+    Setting {
+        name: CACHE_LAZY,
+        kind: Kind::Bool,
+        doc: "ReadRangeCache: a coalesced read is issued when first needed (true, the reader's LazyDefaults), or every one when the file is pre-buffered (false, as MakeFromNetworkMetrics returns)",
+        source: "apache/arrow cpp/src/arrow/io/caching.cc CacheOptions::LazyDefaults, MakeFromNetworkMetrics, ReadRangeCache::LazyImpl; cpp/src/parquet/properties.h ArrowReaderProperties (25.0)",
+        honoured: Honoured::of(Family::ArrowCpp),
+        requires: Requires::PreBuffer,
+        get: |s| Value::Bool(s.peer.lazy),
+        set: |s, v| {
+            if let Some(b) = flag(v) {
+                s.peer.lazy = b;
             }
         },
     },

@@ -8,6 +8,10 @@
 pub struct PeerKnobs {
     /// Arrow C++ `ArrowReaderProperties::pre_buffer` (pyarrow `read_table(pre_buffer=True)`).
     pub pre_buffer: bool,
+    /// Arrow C++ `CacheOptions::lazy`: the `ReadRangeCache` issues a coalesced read when it is
+    /// first needed (true: `LazyDefaults`, the reader's default), or every one of them when the
+    /// ranges are cached at `PreBuffer` (false: `Defaults`, `MakeFromNetworkMetrics`).
+    pub lazy: bool,
     /// Arrow C++ IO thread pool (`kDefaultNumIoThreads` = 8; `ARROW_IO_THREADS`).
     pub io_threads: u32,
     /// Threads of a reader's CPU pool: Arrow's `cpu_count`, DuckDB's `threads`, Polars'
@@ -40,6 +44,7 @@ impl PeerKnobs {
     pub fn defaults() -> Self {
         PeerKnobs {
             pre_buffer: true,
+            lazy: true,
             io_threads: 8,
             cpu_threads: 16,
             fragment_readahead: 4,

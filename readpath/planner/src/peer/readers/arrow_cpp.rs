@@ -23,7 +23,9 @@
 //!   one the consumer asks for (it asks for the next once the previous is decoded).
 //! - With `pre_buffer` (the default): every column chunk of the file's row groups coalesced
 //!   once (`hole_size_limit` 8 KiB, `range_size_limit` 32 MiB; reads may span row groups);
-//!   requesting a row group submits the reads it overlaps that have not started.
+//!   requesting a row group submits the reads it overlaps that have not started. With
+//!   `lazy` off (`CacheOptions::Defaults`, `MakeFromNetworkMetrics`), `ReadRangeCache::Cache`
+//!   issues every coalesced read at once when the file is pre-buffered.
 //! - Without: each row group is a task of the CPU pool that reads its chunks one GET after
 //!   another (each blocks the thread) and then decodes.
 //! - Every HEAD, footer and pre-buffered GET takes a thread of the IO pool
@@ -144,7 +146,8 @@ pub(super) fn program(
             ..opened
         };
         let delivered = if knobs.pre_buffer {
-            pre_buffered(&mut p, f, policy, opened, io, cpu, submitted)?
+            let pools = Pools { io, cpu, submitted };
+            pre_buffered(&mut p, f, policy, opened, pools, knobs.lazy)?
         } else {
             unbuffered(&mut p, f, opened, cpu)
         };
@@ -156,17 +159,25 @@ pub(super) fn program(
     Ok(p)
 }
 
-/// `pre_buffer`: the file's reads, each submitted with the first row group that needs it;
-/// returns the decode tasks.
+/// The pools a pre-buffered file's tasks run on.
+#[derive(Clone, Copy)]
+struct Pools {
+    io: usize,
+    cpu: usize,
+    submitted: usize,
+}
+
+/// `pre_buffer`: the file's reads, each submitted with the first row group that needs it
+/// (`lazy`), or all at once when the file is opened; returns the decode tasks.
 fn pre_buffered(
     p: &mut Program,
     f: &FileRead<'_>,
     policy: &CoalescePolicy,
     opened: Dep,
-    io: usize,
-    cpu: usize,
-    submitted: usize,
+    pools: Pools,
+    lazy: bool,
 ) -> Result<Vec<usize>, PlanError> {
+    let Pools { io, cpu, submitted } = pools;
     let all: Vec<ByteRange> = f.row_groups.iter().flat_map(|(_, r)| r.clone()).collect();
     let mut reads = merged(&all, policy)?;
     reads.sort_by_key(|r| r.start);
@@ -193,7 +204,7 @@ fn pre_buffered(
             })
             .collect();
         let mut deps = vec![opened];
-        if let Some(prev) = after[m] {
+        if let Some(prev) = after[m].filter(|_| lazy) {
             deps.push(p.done(decodes[prev]));
         }
         let parallel = u32_of(mine.len().max(1));
@@ -286,6 +297,39 @@ mod tests {
             1,
             "the first wave waits for the schema only"
         );
+    }
+
+    /// The read-submitting tasks (on the "submitted reads" pool) of one file of 12 row groups
+    /// of 500k rows, and how many wait for a decode.
+    fn waiting_submissions(lazy: bool) -> usize {
+        let t = table(&TableShape {
+            files: 1,
+            row_groups: 12,
+            rows: 500_000,
+            ..TableShape::default()
+        });
+        let q = QuerySpec::new(vec![1, 2], vec![0]);
+        let files = super::super::files(&t, &q).unwrap();
+        let knobs = PeerKnobs {
+            lazy,
+            ..PeerKnobs::defaults()
+        };
+        let policy = crate::Strategy::preset("arrow-cpp")
+            .unwrap()
+            .coalesce_policy();
+        let p = program(&files, &knobs, &policy).unwrap();
+        let submitted = 3;
+        p.tasks
+            .iter()
+            .filter(|t| t.pool == submitted && t.deps.len() > 1)
+            .count()
+    }
+
+    #[test]
+    fn without_lazy_every_read_is_issued_when_the_file_is_pre_buffered() {
+        // Lazy: row groups 5-11 are requested after a decode (two million rows ahead).
+        assert_eq!(waiting_submissions(true), 7);
+        assert_eq!(waiting_submissions(false), 0);
     }
 
     #[test]

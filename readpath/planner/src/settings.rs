@@ -482,6 +482,8 @@ const SIZE: Kind = Kind::Bytes {
 pub use limits::MAX_THREADS;
 
 const CH_SETTINGS: &str = "ClickHouse src/Core/Settings.cpp (25.x)";
+/// ClickHouse's thread settings, which the coupled peers share for want of their own knob.
+const CH_THREADS: &str = "ClickHouse src/Core/Settings.cpp (25.x); on velox, trino and hadoop-s3a the simulator's streams and decode threads under ClickHouse's names, not a knob of those readers (their engines size these from settings of their own, not modelled by name)";
 const CH_FORMAT: &str = "ClickHouse src/Core/FormatFactorySettings.h and src/Processors/Formats/Impl/ParquetV3BlockInputFormat.cpp (25.x)";
 const REDESIGN: &str = "Altinity/ClickHouse docs/superpowers/specs/2026-08-27-parquet-readpath-redesign.md and src/Processors/Formats/Impl/Parquet/ReadManager.cpp";
 const BUCKETS: &str = "ClickHouse PR 104251 (IBucketSplitter::splitToBucketsByCount)";
@@ -595,7 +597,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "max_threads",
         kind: THREADS,
         doc: "streams (pipeline sources) reading the query's files in parallel",
-        source: CH_SETTINGS,
+        source: CH_THREADS,
         honoured: Honoured::CLICKHOUSE_MACHINERY,
         requires: Requires::Nothing,
         get: |s| Value::Count(u64::from(s.max_threads)),
@@ -609,7 +611,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "max_parsing_threads",
         kind: THREADS,
         doc: "decode threads shared by all streams",
-        source: CH_SETTINGS,
+        source: CH_THREADS,
         honoured: Honoured::CLICKHOUSE_MACHINERY,
         requires: Requires::Nothing,
         get: |s| Value::Count(u64::from(s.max_parsing_threads)),

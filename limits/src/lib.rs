@@ -94,7 +94,8 @@ pub const MAX_THREADS: u64 = 4096;
 /// Virtual time one simulated run may reach, in nanoseconds (2^51 ns, about 26 days): far past
 /// any read a scenario describes, and low enough that every time sum the driver and the reader
 /// keep (a thread's busy time summed over up to [`MAX_THREADS`] threads) fits a `u64`. A run
-/// whose next event lies past it (a CPU or store cost of hours a task) fails with an error.
+/// whose next event lies past it (a CPU or store cost of hours a task) fails with an error; a
+/// trace whose requests span more (first start to last start or end) is refused by the parser.
 pub const MAX_VIRTUAL_TIME_NS: u64 = 1 << 51;
 
 /// Bloom-filter probes of a query per row group and column (one per value of an `IN` list, each
@@ -117,6 +118,12 @@ pub const MAX_AVRO_ALLOCATION_BYTES: usize = 64 << 20;
 
 /// Bytes of a metadata JSON, manifest list or manifest file `sim record iceberg` reads.
 pub const MAX_METADATA_FILE_BYTES: u64 = 1 << 30;
+
+/// Records (requests, needed ranges and run lines) `sim fit` and `sim replay` hold from one
+/// trace: a record takes about 750 bytes in memory (600,000 access-log lines took 453 MB), so
+/// this keeps a trace under about 1.6 GB. A `sim run --trace` of `many-small-files` (3 arms)
+/// holds 133,113; fit or replay a day of a busy bucket's access log in parts.
+pub const MAX_TRACE_RECORDS: usize = 1 << 21;
 
 /// Rows of the test bed's request-log CSV.
 pub const MAX_REQUEST_LOG_ROWS: usize = 1_000_000;
@@ -195,6 +202,7 @@ pub const ALL: &[(&str, u64)] = &[
     ("MAX_BLOOM_PROBES", MAX_BLOOM_PROBES as u64),
     ("MAX_TUNE_BUDGET", MAX_TUNE_BUDGET as u64),
     ("MAX_TRACE_LINE_BYTES", MAX_TRACE_LINE_BYTES as u64),
+    ("MAX_TRACE_RECORDS", MAX_TRACE_RECORDS as u64),
     ("MAX_THRIFT_DEPTH", MAX_THRIFT_DEPTH as u64),
     (
         "MAX_AVRO_ALLOCATION_BYTES",

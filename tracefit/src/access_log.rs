@@ -226,6 +226,10 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
     let time = get(2);
     let start_s =
         parse_time(time).ok_or_else(|| bad(2, time, "a time like `06/Feb/2019:00:00:38 +0000`"))?;
+    // Nanoseconds since 1970 fit 64 bits until 2554; every later time was read as u64::MAX.
+    let start_ns = start_s
+        .checked_mul(1_000_000_000)
+        .ok_or_else(|| bad(2, time, "a time before the year 2554"))?;
     let status_text = get(9);
     let status: u16 = match status_text.parse::<u16>() {
         Ok(s) if (100..=599).contains(&s) => s,
@@ -267,7 +271,7 @@ pub fn parse_line(line: &str, line_no: u64) -> Result<TraceRecord, LineError> {
     let key = get(7);
     Ok(TraceRecord {
         line: line_no,
-        start_ns: start_s.saturating_mul(1_000_000_000),
+        start_ns,
         first_byte_latency_ns,
         total_ns,
         bytes,
@@ -493,6 +497,22 @@ mod tests {
         let late = ranged("10", "50", "ua", "");
         assert!(err(&late).contains("exceeds Total Time"), "{}", err(&late));
         assert!(parse_line(&ranged("62", "59", "ua", ""), 7).is_ok());
+    }
+
+    /// Past 2554, nanoseconds since 1970 overflow 64 bits: such a time was read as u64::MAX,
+    /// so a log of the years 3000 and 9000 was "3 GETs over 1.000 s".
+    #[test]
+    fn a_time_past_2554_is_refused_not_saturated() {
+        let at = |date: &str| ranged("62", "59", "ua", "").replace("10/Mar/2024", date);
+        let last_ok = parse_line(&at("21/Jul/2554"), 7).unwrap();
+        assert_eq!(last_ok.start_ns, 18_446_704_496 * 1_000_000_000);
+        for date in ["10/Mar/3000", "31/Dec/9999", "01/Jan/2555"] {
+            let e = parse_line(&at(date), 7).unwrap_err().to_string();
+            assert!(
+                e.contains("Time") && e.contains("before the year 2554"),
+                "{e}"
+            );
+        }
     }
 
     proptest::proptest! {

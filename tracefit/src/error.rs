@@ -97,6 +97,35 @@ pub enum TraceError {
         /// The repeated column.
         column: String,
     },
+    /// The trace holds more records than `limits::MAX_TRACE_RECORDS`.
+    #[error(
+        "line {line}: the trace holds more than {bound} records and run lines \
+         (limits::MAX_TRACE_RECORDS); fit or replay it in parts"
+    )]
+    TooManyRecords {
+        /// The line past the bound.
+        line: u64,
+        /// The bound.
+        bound: usize,
+    },
+    /// The requests span more virtual time than a run may (`limits::MAX_VIRTUAL_TIME_NS`).
+    #[error(
+        "line {line} {what} {span} after line {first_line} starts: a trace may span at most \
+         {bound} (limits::MAX_VIRTUAL_TIME_NS, first start to last start or end); is a \
+         time wrong on one of them?"
+    )]
+    SpanTooLong {
+        /// The line that reaches past the bound.
+        line: u64,
+        /// `starts` or `ends`.
+        what: &'static str,
+        /// How far after the first start, formatted.
+        span: String,
+        /// The line with the earliest start.
+        first_line: u64,
+        /// The bound, formatted.
+        bound: String,
+    },
     /// The input holds no usable line at all.
     #[error("the trace is empty: {0}")]
     Empty(String),

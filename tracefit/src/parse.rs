@@ -16,6 +16,9 @@ use crate::sim_trace::{self, SimColumns};
 /// format comes near it, and it bounds memory whatever the input.
 pub use limits::MAX_TRACE_LINE_BYTES as MAX_LINE_BYTES;
 
+/// Records and run lines held from one trace: past this the parse fails, naming the line.
+pub use limits::MAX_TRACE_RECORDS as MAX_RECORDS;
+
 /// The trace formats this crate reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum TraceFormat {
@@ -174,6 +177,56 @@ impl ParsedTrace {
     }
 }
 
+/// A duration that may be years, in days past one (`31536000.012s` said a year badly).
+fn long_duration(ns: u64) -> String {
+    const DAY_NS: f64 = 86_400e9;
+    if ns as f64 >= DAY_NS {
+        format!("{:.1} days", ns as f64 / DAY_NS)
+    } else {
+        units::format_duration_ns(ns)
+    }
+}
+
+/// The span of the records read so far, to refuse a trace past `MAX_VIRTUAL_TIME_NS`: the
+/// earliest start and the latest start or end, each with its line.
+#[derive(Default)]
+struct Span {
+    first: Option<(u64, u64)>,
+    last: Option<(u64, u64, &'static str)>,
+}
+
+impl Span {
+    /// Takes in `r`; an error if the span now exceeds the bound, naming the line of the latest
+    /// start or end and the line of the earliest start (one of them is `r`'s).
+    fn extend(&mut self, r: &TraceRecord) -> Result<(), TraceError> {
+        let reach = r
+            .total_ns
+            .max(r.first_byte_latency_ns)
+            .map_or(r.start_ns, |d| r.start_ns.saturating_add(d));
+        let what = if reach > r.start_ns { "ends" } else { "starts" };
+        if self.first.is_none_or(|(t, _)| r.start_ns < t) {
+            self.first = Some((r.start_ns, r.line));
+        }
+        if self.last.is_none_or(|(t, _, _)| reach > t) {
+            self.last = Some((reach, r.line, what));
+        }
+        let (Some((first, first_line)), Some((last, line, what))) = (self.first, self.last) else {
+            return Ok(());
+        };
+        let span = last.saturating_sub(first);
+        if span <= limits::MAX_VIRTUAL_TIME_NS {
+            return Ok(());
+        }
+        Err(TraceError::SpanTooLong {
+            line,
+            what,
+            span: long_duration(span),
+            first_line,
+            bound: long_duration(limits::MAX_VIRTUAL_TIME_NS),
+        })
+    }
+}
+
 /// Reads one line (without its `\n`) into `buf`, keeping at most `cap` bytes. Returns `None` at
 /// the end of input, else whether the line was longer than `cap`.
 fn read_line_capped<R: BufRead>(
@@ -213,6 +266,15 @@ fn read_line_capped<R: BufRead>(
     }
 }
 
+/// Whether `trace` may hold one more record or run line (`bound`, `MAX_RECORDS` but in tests);
+/// `line` is the one that would pass the bound.
+fn hold(trace: &ParsedTrace, line: u64, bound: usize) -> Result<(), TraceError> {
+    if trace.records.len() + trace.runs.len() >= bound {
+        return Err(TraceError::TooManyRecords { line, bound });
+    }
+    Ok(())
+}
+
 enum Parser {
     Detect,
     Access,
@@ -222,10 +284,21 @@ enum Parser {
 }
 
 /// Parses a trace from any buffered reader. `source` names it in messages and in the model.
+/// It holds at most [`MAX_RECORDS`] records and run lines.
 pub fn parse_reader<R: BufRead>(
+    reader: R,
+    source: &str,
+    options: &ParseOptions,
+) -> Result<ParsedTrace, TraceError> {
+    parse_bounded(reader, source, options, MAX_RECORDS)
+}
+
+/// [`parse_reader`] holding at most `max_records` records and run lines.
+fn parse_bounded<R: BufRead>(
     mut reader: R,
     source: &str,
     options: &ParseOptions,
+    max_records: usize,
 ) -> Result<ParsedTrace, TraceError> {
     let mut parser = match options.format {
         None => Parser::Detect,
@@ -244,6 +317,7 @@ pub fn parse_reader<R: BufRead>(
     };
     let mut buf = Vec::with_capacity(512);
     let mut line_no: u64 = 0;
+    let mut span = Span::default();
     while let Some(too_long) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)? {
         line_no += 1;
         let result: Result<Option<TraceRecord>, LineError> = if too_long {
@@ -266,6 +340,7 @@ pub fn parse_reader<R: BufRead>(
                     // A simulated trace's run metadata; access logs have no comment lines.
                     if !matches!(parser, Parser::Access) && line.starts_with('#') {
                         if let Some(meta) = RunMeta::parse(line) {
+                            hold(&trace, line_no, max_records)?;
                             trace.runs.push(meta);
                         }
                         continue;
@@ -317,7 +392,11 @@ pub fn parse_reader<R: BufRead>(
         };
         trace.lines_read += 1;
         match result {
-            Ok(Some(record)) => trace.records.push(record),
+            Ok(Some(record)) => {
+                span.extend(&record)?;
+                hold(&trace, line_no, max_records)?;
+                trace.records.push(record);
+            }
             Ok(None) => {}
             Err(error) => {
                 let m = Malformed {
@@ -452,6 +531,93 @@ mod tests {
             t.malformed[1].error,
             LineError::NotUtf8 { valid_up_to: 0 }
         ));
+    }
+
+    /// The audit's `span.log` (1970, 1971, 9999) wrapped the fit's span and replayed to
+    /// "recorded 18446744073.71s"; `huge.csv` started a request at 1.8e19 ns. Refused, naming
+    /// the two lines.
+    #[test]
+    fn a_trace_spanning_more_than_a_run_may_is_refused_naming_the_lines() {
+        let at = |date: &str| ACCESS.replace("10/Mar/2024", date);
+        let log = [at("01/Jan/1970"), at("02/Jan/1970"), at("31/Dec/2500")].join("\n");
+        let err = parse_bytes(log.as_bytes(), "span.log", &ParseOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::SpanTooLong {
+                    line: 3,
+                    first_line: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let text = err.to_string();
+        assert!(
+            text.contains("MAX_VIRTUAL_TIME_NS")
+                && text.contains("line 3 ends")
+                && text.contains("at most 26.1 days"),
+            "{text}"
+        );
+        // Earliest last: the message still names both ends.
+        let log = [at("31/Dec/2500"), at("01/Jan/1970")].join("\n");
+        let err = parse_bytes(log.as_bytes(), "x", &ParseOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::SpanTooLong {
+                    line: 1,
+                    first_line: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let csv = format!(
+            "{}\nc,a,0,q,0,1000,2000,1,0,100,206,store,1,false\nc,a,0,q,18446744073709551000,18446744073709551100,18446744073709551200,1,0,100,206,store,1,false\n",
+            sim_trace::SIM_TRACE_HEADER
+        );
+        let err = parse_bytes(csv.as_bytes(), "huge.csv", &ParseOptions::default()).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                TraceError::SpanTooLong {
+                    line: 3,
+                    first_line: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // 26 days is fine.
+        let log = [at("01/Mar/2024"), at("26/Mar/2024")].join("\n");
+        assert!(parse_bytes(log.as_bytes(), "x", &ParseOptions::default()).is_ok());
+    }
+
+    /// 600,000 access-log lines took 453 MB: the records and run lines held are bounded, and
+    /// the line past the bound is named (here a bound of 4; `parse_reader` passes
+    /// `MAX_RECORDS`).
+    #[test]
+    fn records_past_the_bound_are_refused_naming_the_line() {
+        let opts = ParseOptions::default();
+        let csv = format!(
+            "{}\n# run case=c arm=a replication=0 query=q strategy=s seed=1 store=- settings=\n{}",
+            sim_trace::SIM_TRACE_HEADER,
+            "c,a,0,q,0,10,20,1,0,5,200,store,1,false\nbad\n".repeat(3)
+        );
+        let t = parse_bounded(csv.as_bytes(), "x", &opts, 4).unwrap();
+        assert_eq!((t.records.len(), t.runs.len()), (3, 1));
+        let more = format!("{csv}c,a,0,q,0,10,20,1,0,5,200,store,1,false\n");
+        match parse_bounded(more.as_bytes(), "x", &opts, 4) {
+            Err(TraceError::TooManyRecords { line: 9, bound: 4 }) => {}
+            other => panic!("expected the bound at line 9, got {other:?}"),
+        }
+        let err = parse_bounded(more.as_bytes(), "x", &opts, 4).unwrap_err();
+        assert!(
+            err.to_string().contains("limits::MAX_TRACE_RECORDS"),
+            "{err}"
+        );
+        assert_eq!(MAX_RECORDS, limits::MAX_TRACE_RECORDS);
     }
 
     #[test]

@@ -371,15 +371,28 @@ pub fn parse_row(line: &str, columns: &SimColumns, line_no: u64) -> Result<Trace
         object: text(&fields, Some(columns.object)).to_string(),
         offset_bytes: optional_size(&fields, columns.offset_bytes, "offset_bytes")?,
         status,
-        operation: match columns.method.and_then(|i| fields.get(i)).map(|m| m.trim()) {
-            Some("HEAD") => Operation::Head,
-            Some("LIST") => Operation::Other("REST.GET.BUCKET".into()),
-            _ => Operation::Get,
-        },
+        operation: operation(&fields, columns)?,
         served_by,
         sim: Some(sim),
         needed,
     })
+}
+
+/// The `method` column: GET, HEAD or LIST, as the simulator writes it; empty (or no column,
+/// a trace older than it) is GET. Anything else is refused: DELETE and `garbage` were read as
+/// GETs and replayed, even with `--strict`.
+fn operation(fields: &[String], columns: &SimColumns) -> Result<Operation, LineError> {
+    match text(fields, columns.method).trim() {
+        "" | "GET" => Ok(Operation::Get),
+        "HEAD" => Ok(Operation::Head),
+        "LIST" => Ok(Operation::Other("REST.GET.BUCKET".into())),
+        other => Err(bad(
+            columns.method.unwrap_or(0),
+            "method",
+            other,
+            "GET, HEAD, LIST or nothing (GET)",
+        )),
+    }
 }
 
 fn optional_u32(
@@ -553,6 +566,25 @@ mod tests {
         let e = parse_row(&row("10", "6000000000000"), &columns(), 2).unwrap_err();
         assert!(e.to_string().contains("(offset_bytes)"), "{e}");
         assert!(parse_row(&row("5497558138880", "0"), &columns(), 2).is_ok());
+    }
+
+    /// The audit's `method.csv`: DELETE and `garbage` were read as GETs, even with `--strict`.
+    #[test]
+    fn an_unknown_method_is_refused_and_the_known_ones_read() {
+        let row =
+            |m: &str| format!("c,a,0,q,0,30000000,31000000,1,0,100,206,store,1,false,,,,,,,,,{m}");
+        for m in ["DELETE", "garbage", "get"] {
+            let e = parse_row(&row(m), &columns(), 2).unwrap_err().to_string();
+            assert!(
+                e.contains("(method)") && e.contains(m) && e.contains("GET, HEAD, LIST"),
+                "{e}"
+            );
+        }
+        let op = |m: &str| parse_row(&row(m), &columns(), 2).unwrap().operation;
+        assert_eq!(op("GET"), Operation::Get);
+        assert_eq!(op(""), Operation::Get);
+        assert_eq!(op("HEAD"), Operation::Head);
+        assert_eq!(op("LIST"), Operation::Other("REST.GET.BUCKET".into()));
     }
 
     #[test]

@@ -163,3 +163,52 @@ fn closed_loop_at_the_recorded_mean_concurrency_reproduces_the_makespan() {
     assert!(fast.makespan_relative_error < -0.3, "{}", fast.to_table());
     assert!(replay_closed_loop(&trace, &spec, 5, Some(0)).is_err());
 }
+
+/// The audit's `throttle.log`: 10 s at 300 GET/s, one second at 600 with 30 answered 503
+/// SlowDown, a quiet second later with 2 GETs (one 503). The fit took the quietest throttled
+/// second as the limit (2/s) and the replay against it failed 3,557 of 3,602 reads (+3665%
+/// total time); the limit is now what the store served while throttling (570/s) and the
+/// replay runs clean.
+#[test]
+fn a_fitted_rate_limit_lets_the_recorded_load_through() {
+    let mut reqs = Vec::new();
+    let second = |reqs: &mut Vec<common::Req>, s: u64, count: u64, throttled: u64| {
+        for i in 0..count {
+            reqs.push(common::Req {
+                start_ns: 1_700_000_000_000_000_000
+                    + s * 1_000_000_000
+                    + i * (1_000_000_000 / count),
+                first_byte_ns: 22_000_000,
+                transfer_ns: 70_000_000,
+                bytes: 4 << 20,
+                status: if i < throttled { 503 } else { 206 },
+            });
+        }
+    };
+    for s in 0..10 {
+        second(&mut reqs, s, 300, 0);
+    }
+    second(&mut reqs, 10, 600, 30);
+    second(&mut reqs, 12, 2, 1);
+    let trace = parse_bytes(
+        to_access_log(&reqs).as_bytes(),
+        "throttle.log",
+        &ParseOptions::default(),
+    )
+    .unwrap();
+    let fit = fit_store(&trace, &FitOptions::default()).unwrap();
+    let yaml = fit.to_yaml("throttled");
+    let spec = StoreSpec::from_yaml(&yaml).unwrap();
+    assert_eq!(
+        spec.rate_limit.as_ref().unwrap().requests_per_s,
+        570.0,
+        "{yaml}"
+    );
+    let report = replay_open_loop(&trace, &spec, 5).unwrap();
+    assert_eq!(report.failed, 0, "{}", report.to_table());
+    assert!(
+        report.total_relative_error.abs() < 0.05,
+        "{}",
+        report.to_table()
+    );
+}

@@ -93,9 +93,14 @@ pub struct ErrorFit {
     pub timeout_rate: f64,
     /// All of the above: the error rate (5xx or 0).
     pub error_rate: f64,
-    /// The lowest per-second request count among seconds that saw a 503, if any: an estimate
-    /// of the rate limit.
-    pub throttle_onset_per_s: Option<u64>,
+    /// The rate limit, in requests per second, when any GET drew a 503 SlowDown: the most
+    /// GETs the store served (answered other than 503 or a timeout) within one second that saw a 503 (what
+    /// it accepted while it was throttling), and never below the most it served in a second
+    /// without a 503 (a rate it took without complaint). Until 2026-12-07 this was the fewest
+    /// GETs of any second with a 503: the retries of a throttled burst land in quiet seconds
+    /// and draw 503s there too, so a log of 300 GET/s with one burst of 600/s fitted a limit
+    /// of 2/s, and its replay failed 3,557 of 3,602 reads.
+    pub rate_limit_per_s: Option<u64>,
 }
 
 /// Everything fitted from one trace.
@@ -245,6 +250,38 @@ fn fit_rate(trace: &ParsedTrace) -> RateFit {
     }
 }
 
+/// GETs served (answered, other than 503 SlowDown; a timeout is no answer) and whether a 503
+/// was among the answers, per second from the first start.
+fn per_second_served(gets: &[&TraceRecord]) -> std::collections::BTreeMap<u64, (u64, bool)> {
+    let first = gets.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let mut per_second = std::collections::BTreeMap::new();
+    for r in gets {
+        let e = per_second
+            .entry(r.start_ns.saturating_sub(first) / 1_000_000_000)
+            .or_insert((0u64, false));
+        match r.status {
+            503 => e.1 = true,
+            0 => {}
+            _ => e.0 += 1,
+        }
+    }
+    per_second
+}
+
+/// The rate limit [`ErrorFit::rate_limit_per_s`] states, or `None` without a 503.
+fn rate_limit_per_s(gets: &[&TraceRecord]) -> Option<u64> {
+    let per_second = per_second_served(gets);
+    let most_served = |throttled: bool| {
+        per_second
+            .values()
+            .filter(|(_, t)| *t == throttled)
+            .map(|(served, _)| *served)
+            .max()
+    };
+    let while_throttling = most_served(true)?;
+    Some(while_throttling.max(most_served(false).unwrap_or(0)))
+}
+
 fn fit_errors(trace: &ParsedTrace) -> ErrorFit {
     let gets: Vec<&TraceRecord> = trace.records.iter().filter(|r| is_store_get(r)).collect();
     let n = gets.len().max(1) as f64;
@@ -252,29 +289,14 @@ fn fit_errors(trace: &ParsedTrace) -> ErrorFit {
     let server = share(&|r| (500..600).contains(&r.status) && r.status != 503);
     let throttled = share(&|r| r.status == 503);
     let timeouts = share(&|r| r.status == 0);
-    // Per-second counts, to find the lowest rate at which 503s appear.
-    let first = gets.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let mut per_second: std::collections::BTreeMap<u64, (u64, bool)> =
-        std::collections::BTreeMap::new();
-    for r in &gets {
-        let e = per_second
-            .entry((r.start_ns - first) / 1_000_000_000)
-            .or_insert((0, false));
-        e.0 += 1;
-        e.1 |= r.status == 503;
-    }
-    let throttle_onset_per_s = per_second
-        .values()
-        .filter(|(_, t)| *t)
-        .map(|(c, _)| *c)
-        .min();
+    let rate_limit_per_s = rate_limit_per_s(&gets);
     ErrorFit {
         requests: gets.len(),
         server_error_rate: server,
         throttled_rate: throttled,
         timeout_rate: timeouts,
         error_rate: server + throttled + timeouts,
-        throttle_onset_per_s,
+        rate_limit_per_s,
     }
 }
 
@@ -396,6 +418,62 @@ impl StoreFit {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store GET starting `at_ns` answered `status`.
+    fn get(at_ns: u64, status: u16) -> TraceRecord {
+        TraceRecord {
+            line: 1,
+            start_ns: at_ns,
+            first_byte_latency_ns: Some(20_000_000),
+            total_ns: Some(80_000_000),
+            bytes: 4 << 20,
+            object_size_bytes: None,
+            object: "k".into(),
+            offset_bytes: None,
+            status,
+            operation: Operation::Get,
+            served_by: ServedBy::Store,
+            sim: None,
+            needed: None,
+        }
+    }
+
+    /// `count` GETs spread over second `second`, the first `throttled` of them answered 503.
+    fn second(second: u64, count: u64, throttled: u64) -> Vec<TraceRecord> {
+        (0..count)
+            .map(|i| {
+                let at = second * 1_000_000_000 + i * (1_000_000_000 / count);
+                get(at, if i < throttled { 503 } else { 206 })
+            })
+            .collect()
+    }
+
+    /// The audit's `throttle.log`: 10 s at 300 GET/s, one second at 600 with 30 answered
+    /// 503, and later a quiet second of 2 GETs (a retry), one of them 503. The store served
+    /// 570 in its throttled second; the old rule (the fewest GETs of a second with a 503)
+    /// fitted 2.
+    #[test]
+    fn the_rate_limit_is_what_the_store_served_while_throttling() {
+        let mut records: Vec<TraceRecord> = (0..10).flat_map(|s| second(s, 300, 0)).collect();
+        records.extend(second(10, 600, 30));
+        records.extend(second(15, 2, 1));
+        let gets: Vec<&TraceRecord> = records.iter().collect();
+        assert_eq!(rate_limit_per_s(&gets), Some(570));
+        // A throttled second that served less than a clean one does not lower the limit.
+        let mut records: Vec<TraceRecord> = (0..3).flat_map(|s| second(s, 300, 0)).collect();
+        records.extend(second(3, 200, 150));
+        let gets: Vec<&TraceRecord> = records.iter().collect();
+        assert_eq!(rate_limit_per_s(&gets), Some(300));
+        // Without a 503 there is no limit to state; timeouts are not served.
+        let mut records = second(0, 10, 0);
+        assert_eq!(rate_limit_per_s(&records.iter().collect::<Vec<_>>()), None);
+        records.push(get(500, 503));
+        records.iter_mut().take(4).for_each(|r| r.status = 0);
+        assert_eq!(
+            rate_limit_per_s(&records.iter().collect::<Vec<_>>()),
+            Some(6)
+        );
+    }
 
     #[test]
     fn least_squares_finds_a_known_line() {

@@ -272,12 +272,12 @@ impl StoreFit {
             "nic: {}  # not in a trace: 100Gbit/s, or twice the peak throughput if higher, unless given",
             format_bandwidth(self.nic_bytes_per_s)
         );
-        if let Some(onset) = self.errors.throttle_onset_per_s {
+        if let Some(limit) = self.errors.rate_limit_per_s {
             let _ = writeln!(
                 out,
-                "rate_limit:  # the lowest per-second GET count that drew a 503 SlowDown"
+                "rate_limit:  # the most GETs served (not 503, not a timeout) in one second that saw a 503 SlowDown, at least the most served in a second without one"
             );
-            let _ = writeln!(out, "  requests_per_s: {}", onset.max(1));
+            let _ = writeln!(out, "  requests_per_s: {}", limit.max(1));
         }
         let _ = writeln!(out, "faults:");
         let _ = writeln!(

@@ -7,13 +7,25 @@
 //! recording's *mean* number of requests in flight, `sum of durations / makespan` rounded
 //! (Little's law), at least 1: a closed loop of that many workers does the recorded work in the
 //! recorded makespan when the model matches the recording. The peak in flight is reported too;
-//! replaying at the peak instead measures how fast the same requests could go.
+//! replaying at the peak instead measures how fast the same requests could go. A trace whose
+//! start times are whole seconds (an access log) has no known mean in flight, and its closed
+//! loop needs the worker count given.
 //!
-//! What is replayed: store GETs with a positive size; from a sim trace only first attempts that
-//! are not hedges (retries and hedges are the client model's job, not the workload's). Access
-//! logs record start times to the second, so the requests of one second are spread evenly over
-//! it rather than sent at once. All requests share one key prefix (logs do not say how S3
-//! partitions them).
+//! What is replayed: store GETs with a positive size; from a sim trace only first attempts
+//! that are not hedges (retries and hedges are the client model's job, not the workload's),
+//! whatever their status (the model decides how the read fares). A log that does not label
+//! attempts (an S3 access log, the test bed's request log) replays its successful GETs only:
+//! an error response there was retried in a later line, or failed the read for good, and
+//! replaying it would read bytes the reader never got (a 403's 243-byte body was replayed as a
+//! read). The skipped ones are counted in the report. All requests share one key prefix (logs
+//! do not say how S3 partitions them).
+//!
+//! What is compared: percentiles of first byte and duration, and the total, over the requests
+//! that succeeded both in the recording and in the simulation (the same requests on both
+//! sides). Access logs record start times to the second: the replay spreads each second's
+//! requests evenly over it, so the recorded makespan and requests in flight are not known and
+//! are reported as such (they were printed from the invented starts, and agreed with the open
+//! loop by construction), and a closed loop needs its worker count given.
 
 use models::store::{ClientEvent, GetRequest, S3Client, StoreSpec};
 use rand::SeedableRng;
@@ -48,30 +60,42 @@ pub struct PercentileRow {
 pub struct ReplayReport {
     /// Requests replayed.
     pub requests: usize,
+    /// GETs of the trace not replayed because the recording answered them with an error and
+    /// the trace does not label attempts (see the module docs).
+    pub skipped_errors: usize,
     /// Replayed reads that failed (retries exhausted).
     pub failed: usize,
-    /// p50/p90/p99 of first-byte latency and of duration, recorded vs simulated (successful
+    /// Replayed requests that succeeded in the recording and in the simulation: the ones the
+    /// percentiles and totals compare.
+    pub paired: usize,
+    /// p50/p90/p99 of first-byte latency and of duration, recorded vs simulated (the paired
     /// requests on both sides).
     pub rows: Vec<PercentileRow>,
-    /// Sum of the recorded durations of the replayed requests, ns.
+    /// Sum of the recorded durations of the paired requests, ns.
     pub total_recorded_ns: f64,
-    /// Sum of the simulated durations, ns.
+    /// Sum of their simulated durations, ns.
     pub total_simulated_ns: f64,
     /// (simulated - recorded) / recorded of the total; NaN when recorded is 0.
     pub total_relative_error: f64,
     /// How the requests were issued.
     pub mode: ReplayMode,
-    /// First start to last end of the replayed requests in the recording, ns.
-    pub makespan_recorded_ns: f64,
+    /// Whether the trace's start times are whole seconds (an access log): the replay spread
+    /// each second's requests evenly over it, and the recorded makespan and requests in
+    /// flight are not known.
+    pub starts_to_the_second: bool,
+    /// First start to last end of the replayed requests in the recording, ns; `None` when the
+    /// starts are whole seconds.
+    pub makespan_recorded_ns: Option<f64>,
     /// First start to last completion in the simulation, ns.
     pub makespan_simulated_ns: f64,
-    /// (simulated - recorded) / recorded of the makespan; NaN when recorded is 0.
+    /// (simulated - recorded) / recorded of the makespan; NaN when recorded is 0 or unknown.
     pub makespan_relative_error: f64,
     /// Time-weighted mean of requests in flight in the recording (sum of durations over the
-    /// makespan).
-    pub recorded_mean_in_flight: f64,
-    /// Most requests in flight at once in the recording.
-    pub recorded_peak_in_flight: usize,
+    /// makespan); `None` when the starts are whole seconds.
+    pub recorded_mean_in_flight: Option<f64>,
+    /// Most requests in flight at once in the recording; `None` when the starts are whole
+    /// seconds.
+    pub recorded_peak_in_flight: Option<usize>,
 }
 
 /// How a replay issues the requests.
@@ -104,34 +128,60 @@ impl ReplayReport {
             ));
         }
         s.push_str(&format!(
-            "total time of {} requests: recorded {}, simulated {} ({}); {} failed in simulation\n",
-            self.requests,
+            "total time of {} requests successful in both: recorded {}, simulated {} ({}); {} replayed, {} failed in simulation\n",
+            self.paired,
             units::format_duration_f(self.total_recorded_ns),
             units::format_duration_f(self.total_simulated_ns),
             percent(self.total_relative_error, true),
+            self.requests,
             self.failed
         ));
+        if self.skipped_errors > 0 {
+            s.push_str(&format!(
+                "not replayed: {} GETs the recording answered with an error (the log does not say which were retried)\n",
+                self.skipped_errors
+            ));
+        }
+        s.push_str(&self.makespan_line());
+        s
+    }
+
+    /// The makespan line: recorded (when known), simulated, and the recorded concurrency.
+    fn makespan_line(&self) -> String {
         let mode = match self.mode {
             ReplayMode::OpenLoop => "open loop".to_string(),
             ReplayMode::ClosedLoop { concurrency } => {
                 format!("closed loop, {concurrency} workers")
             }
         };
-        s.push_str(&format!(
-            "makespan ({mode}): recorded {}, simulated {} ({}); recorded in flight: mean {:.2}, peak {}\n",
-            units::format_duration_f(self.makespan_recorded_ns),
-            units::format_duration_f(self.makespan_simulated_ns),
-            percent(self.makespan_relative_error, true),
+        let simulated = units::format_duration_f(self.makespan_simulated_ns);
+        match (
+            self.makespan_recorded_ns,
             self.recorded_mean_in_flight,
-            self.recorded_peak_in_flight
-        ));
-        s
+            self.recorded_peak_in_flight,
+        ) {
+            (Some(recorded), Some(mean), Some(peak)) if !self.starts_to_the_second => format!(
+                "makespan ({mode}): recorded {}, simulated {simulated} ({}); recorded in flight: mean {mean:.2}, peak {peak}\n",
+                units::format_duration_f(recorded),
+                percent(self.makespan_relative_error, true),
+            ),
+            _ => format!(
+                "makespan ({mode}, each logged second's GETs spread evenly over it): simulated {simulated}; recorded makespan and in flight: n/a (the log's start times are whole seconds)\n"
+            ),
+        }
     }
 }
 
-fn replayable(r: &TraceRecord) -> bool {
+/// A store GET of positive size that is not a retry or a hedge (from a sim trace).
+fn first_try_get(r: &TraceRecord) -> bool {
     let first_try = r.sim.as_ref().is_none_or(|s| s.attempt <= 1 && !s.hedge);
     r.operation == Operation::Get && r.served_by == ServedBy::Store && r.bytes > 0 && first_try
+}
+
+/// Whether `r` is replayed: a first-try GET that succeeded or, in a trace that labels
+/// attempts (a sim trace), that started a read whatever its answer (the module docs).
+fn replayable(r: &TraceRecord) -> bool {
+    first_try_get(r) && (r.is_success() || r.sim.is_some())
 }
 
 /// Start times in ns from the first request; access-log seconds are spread evenly.
@@ -155,17 +205,28 @@ fn start_times(records: &[&TraceRecord], format: TraceFormat) -> Vec<u64> {
     starts
 }
 
-/// The replayable records of `trace` in start order, or an error saying there are none.
-fn replayable_records(trace: &ParsedTrace) -> Result<Vec<&TraceRecord>, TraceError> {
+/// The replayable records of `trace` in start order and the count of GETs skipped for their
+/// error answer, or an error saying there is nothing to replay.
+fn replayable_records(trace: &ParsedTrace) -> Result<(Vec<&TraceRecord>, usize), TraceError> {
     let mut records: Vec<&TraceRecord> = trace.records.iter().filter(|r| replayable(r)).collect();
+    let skipped = trace
+        .records
+        .iter()
+        .filter(|r| first_try_get(r) && !replayable(r))
+        .count();
     records.sort_by_key(|r| r.start_ns);
     if records.is_empty() {
         return Err(TraceError::Replay(format!(
-            "{} holds no store GET with a positive size",
-            trace.source
+            "{} holds no store GET with a positive size{}",
+            trace.source,
+            if skipped > 0 {
+                format!(" that succeeded ({skipped} answered with an error)")
+            } else {
+                String::new()
+            }
         )));
     }
-    Ok(records)
+    Ok((records, skipped))
 }
 
 /// Recorded (mean, peak) requests in flight, and the makespan in ns, from the records with a
@@ -346,6 +407,78 @@ pub fn replay_closed_loop(
     replay(trace, spec, seed, Some(concurrency))
 }
 
+/// The recorded and simulated samples of the requests that succeeded on both sides.
+#[derive(Default)]
+struct Paired {
+    requests: usize,
+    rec_first: Vec<f64>,
+    sim_first: Vec<f64>,
+    rec_total: Vec<f64>,
+    sim_total: Vec<f64>,
+}
+
+impl Paired {
+    /// Pairs each replayed request that succeeded in the recording with its simulated run, if
+    /// that completed.
+    fn of(records: &[&TraceRecord], sim: &Simulated) -> Paired {
+        let mut p = Paired::default();
+        for (i, r) in records.iter().enumerate() {
+            let start = sim.started_at.get(i).copied().flatten();
+            let done = sim.done_at.get(i).copied().flatten();
+            let (Some(start), Some(done), true) = (start, done, r.is_success()) else {
+                continue;
+            };
+            p.requests += 1;
+            let first = sim.first_byte_at.get(i).copied().flatten();
+            if let (Some(l), Some(f)) = (r.first_byte_latency_ns, first) {
+                p.rec_first.push(l as f64);
+                p.sim_first.push(f.saturating_sub(start) as f64);
+            }
+            if let Some(t) = r.total_ns {
+                p.rec_total.push(t as f64);
+                p.sim_total.push(done.saturating_sub(start) as f64);
+            }
+        }
+        p
+    }
+
+    /// The percentile rows of first byte and duration.
+    fn rows(&mut self) -> Vec<PercentileRow> {
+        let mut rows = Vec::new();
+        for (metric, rec, sim) in [
+            ("first_byte", &mut self.rec_first, &mut self.sim_first),
+            ("duration", &mut self.rec_total, &mut self.sim_total),
+        ] {
+            rec.sort_by(|a, b| a.total_cmp(b));
+            sim.sort_by(|a, b| a.total_cmp(b));
+            for p in REPLAY_PERCENTILES {
+                if let (Some(recorded_ns), Some(simulated_ns)) =
+                    (sample_quantile(rec, p), sample_quantile(sim, p))
+                {
+                    rows.push(PercentileRow {
+                        metric,
+                        p,
+                        recorded_ns,
+                        simulated_ns,
+                        relative_error: relative(simulated_ns, recorded_ns),
+                    });
+                }
+            }
+        }
+        rows
+    }
+}
+
+/// First start to last completion in the simulation, ns.
+fn simulated_makespan(sim: &Simulated) -> f64 {
+    let first = sim.started_at.iter().flatten().min().copied();
+    let last = sim.done_at.iter().flatten().max().copied();
+    match (first, last) {
+        (Some(f), Some(l)) => l.saturating_sub(f) as f64,
+        _ => 0.0,
+    }
+}
+
 /// `closed`: `None` = open loop; `Some(None)` = closed loop at the recorded mean concurrency.
 fn replay(
     trace: &ParsedTrace,
@@ -353,88 +486,160 @@ fn replay(
     seed: u64,
     closed: Option<Option<usize>>,
 ) -> Result<ReplayReport, TraceError> {
-    let records = replayable_records(trace)?;
+    let (records, skipped_errors) = replayable_records(trace)?;
+    let starts_to_the_second = trace.format == TraceFormat::S3AccessLog;
     let starts = start_times(&records, trace.format);
     let (mean_in_flight, peak_in_flight, makespan_recorded) =
         recorded_concurrency(&records, &starts);
     let mode = match closed {
         None => ReplayMode::OpenLoop,
-        Some(c) => ReplayMode::ClosedLoop {
-            concurrency: c.unwrap_or_else(|| (mean_in_flight.round() as usize).max(1)),
+        Some(Some(concurrency)) => ReplayMode::ClosedLoop { concurrency },
+        Some(None) if starts_to_the_second => {
+            return Err(TraceError::Replay(format!(
+                "{}'s start times are whole seconds, so its mean number of requests in flight \
+                 (the closed loop's default worker count) is not known; give the workers \
+                 (--concurrency N)",
+                trace.source
+            )))
+        }
+        Some(None) => ReplayMode::ClosedLoop {
+            concurrency: (mean_in_flight.round() as usize).max(1),
         },
     };
     let sim = simulate(&records, spec, seed, mode, &starts)?;
-    let mut rec_first = Vec::new();
-    let mut rec_total = Vec::new();
-    let mut sim_first = Vec::new();
-    let mut sim_total = Vec::new();
-    let (mut total_recorded, mut total_simulated) = (0.0, 0.0);
-    let (mut sim_first_start, mut sim_last_end) = (u64::MAX, 0u64);
-    for (i, r) in records.iter().enumerate() {
-        let Some(start) = sim.started_at.get(i).copied().flatten() else {
-            continue;
-        };
-        sim_first_start = sim_first_start.min(start);
-        if let Some(f) = sim.first_byte_at.get(i).copied().flatten() {
-            sim_first.push(f.saturating_sub(start) as f64);
-        }
-        if r.is_success() {
-            if let Some(l) = r.first_byte_latency_ns {
-                rec_first.push(l as f64);
-            }
-        }
-        let done = sim.done_at.get(i).copied().flatten();
-        if let Some(d) = done {
-            sim_last_end = sim_last_end.max(d);
-        }
-        if let (Some(d), Some(t), true) = (done, r.total_ns, r.is_success()) {
-            rec_total.push(t as f64);
-            sim_total.push(d.saturating_sub(start) as f64);
-            total_recorded += t as f64;
-            total_simulated += d.saturating_sub(start) as f64;
-        }
-    }
-    let mut rows = Vec::new();
-    for (metric, rec, sim) in [
-        ("first_byte", &mut rec_first, &mut sim_first),
-        ("duration", &mut rec_total, &mut sim_total),
-    ] {
-        rec.sort_by(|a, b| a.total_cmp(b));
-        sim.sort_by(|a, b| a.total_cmp(b));
-        for p in REPLAY_PERCENTILES {
-            if let (Some(recorded_ns), Some(simulated_ns)) =
-                (sample_quantile(rec, p), sample_quantile(sim, p))
-            {
-                rows.push(PercentileRow {
-                    metric,
-                    p,
-                    recorded_ns,
-                    simulated_ns,
-                    relative_error: relative(simulated_ns, recorded_ns),
-                });
-            }
-        }
-    }
-    let makespan_simulated = sim_last_end.saturating_sub(sim_first_start.min(sim_last_end)) as f64;
+    let mut paired = Paired::of(&records, &sim);
+    let total_recorded: f64 = paired.rec_total.iter().sum();
+    let total_simulated: f64 = paired.sim_total.iter().sum();
+    let makespan_simulated = simulated_makespan(&sim);
+    let known = |v| (!starts_to_the_second).then_some(v);
+    let makespan_recorded_ns = known(makespan_recorded as f64);
     Ok(ReplayReport {
         requests: records.len(),
+        skipped_errors,
         failed: sim.failed,
-        rows,
+        paired: paired.requests,
+        rows: paired.rows(),
         total_recorded_ns: total_recorded,
         total_simulated_ns: total_simulated,
         total_relative_error: relative(total_simulated, total_recorded),
         mode,
-        makespan_recorded_ns: makespan_recorded as f64,
+        starts_to_the_second,
+        makespan_recorded_ns,
         makespan_simulated_ns: makespan_simulated,
-        makespan_relative_error: relative(makespan_simulated, makespan_recorded as f64),
-        recorded_mean_in_flight: mean_in_flight,
-        recorded_peak_in_flight: peak_in_flight,
+        makespan_relative_error: makespan_recorded_ns
+            .map_or(f64::NAN, |r| relative(makespan_simulated, r)),
+        recorded_mean_in_flight: known(mean_in_flight),
+        recorded_peak_in_flight: (!starts_to_the_second).then_some(peak_in_flight),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::{parse_bytes, ParseOptions};
+
+    /// An access-log line at `hms` (10 March 2024), answered `status` with `bytes`, `total` and
+    /// `tat` milliseconds.
+    fn line(hms: &str, status: &str, error: &str, bytes: u64, total: u64, tat: u64) -> String {
+        format!(
+            "o b [10/Mar/2024:{hms} +0000] 1.2.3.4 r id REST.GET.OBJECT k \"GET /b/k HTTP/1.1\" {status} {error} {bytes} 1000 {total} {tat} \"-\" \"ua\" - h SigV4 c AuthHeader host TLSv1.3 - -\n"
+        )
+    }
+
+    fn parsed(text: &str, name: &str) -> ParsedTrace {
+        parse_bytes(text.as_bytes(), name, &ParseOptions::default()).unwrap()
+    }
+
+    fn model() -> StoreSpec {
+        StoreSpec::preset("s3-standard").unwrap()
+    }
+
+    /// The audit's `err.log`: 3 GETs of 100 bytes in 12 ms, 5 answered 403 AccessDenied with a
+    /// 243-byte error body. The 403s were replayed as reads of 243 bytes and the total line
+    /// said "8 requests" over the sum of the 3 paired ones.
+    #[test]
+    fn error_answers_of_a_log_are_not_replayed_and_the_total_names_its_requests() {
+        let mut text = String::new();
+        for _ in 0..3 {
+            text.push_str(&line("12:34:56", "206", "-", 100, 12, 10));
+        }
+        for _ in 0..5 {
+            text.push_str(&line("12:34:56", "403", "AccessDenied", 243, 5, 5));
+        }
+        let report = replay_open_loop(&parsed(&text, "err.log"), &model(), 1).unwrap();
+        let table = report.to_table();
+        assert_eq!(
+            (report.requests, report.skipped_errors, report.paired),
+            (3, 5, 3),
+            "{table}"
+        );
+        assert_eq!(report.total_recorded_ns, 36e6, "{table}");
+        assert!(
+            table.contains("total time of 3 requests successful in both: recorded 36ms")
+                && table.contains("3 replayed")
+                && table.contains("not replayed: 5 GETs"),
+            "{table}"
+        );
+        let only_errors = line("12:34:56", "403", "AccessDenied", 243, 5, 5);
+        let err = replay_open_loop(&parsed(&only_errors, "e.log"), &model(), 1).unwrap_err();
+        assert!(
+            err.to_string().contains("1 answered with an error"),
+            "{err}"
+        );
+    }
+
+    /// A sim trace's first attempt answered 503 started a read: it is replayed (the model
+    /// retries it), but compared only if it succeeded on both sides.
+    #[test]
+    fn a_failed_first_attempt_of_a_sim_trace_is_replayed_but_not_compared() {
+        let text = format!(
+            "{}\nc,a,0,q,0,20000000,90000000,1,0,4096,206,store,1,false\nc,a,0,q,0,5000000,5000000,2,0,4096,503,store,1,false\nc,a,0,q,80000000,100000000,170000000,2,0,4096,206,store,2,false\n",
+            crate::SIM_TRACE_HEADER
+        );
+        let report = replay_open_loop(&parsed(&text, "t.csv"), &model(), 1).unwrap();
+        let table = report.to_table();
+        assert_eq!(
+            (report.requests, report.skipped_errors, report.paired),
+            (2, 0, 1),
+            "{table}"
+        );
+        assert_eq!(report.total_recorded_ns, 90e6, "{table}");
+        // Both sides of every row are the one paired request.
+        let first = report
+            .rows
+            .iter()
+            .find(|r| r.metric == "first_byte")
+            .unwrap();
+        assert_eq!(first.recorded_ns, 20e6, "{table}");
+    }
+
+    /// An access log's starts are whole seconds: the recorded makespan and in flight are not
+    /// known (they were printed from the starts the replay spreads over each second, and
+    /// matched the open loop by construction: "recorded 2.99s, simulated 2.992s (+0.0%)"), and
+    /// a closed loop needs its worker count (it defaulted to 1 from a mean of 0.00).
+    #[test]
+    fn an_access_logs_invented_starts_give_no_recorded_makespan() {
+        let mut text = String::new();
+        for hms in ["12:34:56", "12:34:56", "12:34:57", "12:34:58"] {
+            text.push_str(&line(hms, "206", "-", 100, 1, 0));
+        }
+        let log = parsed(&text, "a.log");
+        let report = replay_open_loop(&log, &model(), 1).unwrap();
+        let table = report.to_table();
+        assert!(report.starts_to_the_second);
+        assert_eq!(report.makespan_recorded_ns, None, "{table}");
+        assert_eq!(report.recorded_mean_in_flight, None, "{table}");
+        assert!(report.makespan_relative_error.is_nan());
+        assert!(
+            table.contains("spread evenly") && table.contains("in flight: n/a"),
+            "{table}"
+        );
+        assert!(!table.contains("recorded 2."), "{table}");
+        let err = replay_closed_loop(&log, &model(), 1, None).unwrap_err();
+        assert!(err.to_string().contains("--concurrency"), "{err}");
+        let closed = replay_closed_loop(&log, &model(), 1, Some(2)).unwrap();
+        assert_eq!(closed.mode, ReplayMode::ClosedLoop { concurrency: 2 });
+    }
 
     #[test]
     fn a_relative_error_against_zero_is_not_a_number_and_says_so() {

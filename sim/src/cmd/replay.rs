@@ -19,7 +19,8 @@ pub struct ReplayArgs {
     /// its previous one ends (default: open loop, at the recorded start times).
     #[arg(long, conflicts_with = "what_if")]
     pub closed_loop: bool,
-    /// Workers of the closed loop (default: the recording's mean number of requests in flight).
+    /// Workers of the closed loop (default: the recording's mean number of requests in flight;
+    /// an access log, whose start times are whole seconds, has none and needs it given).
     #[arg(long, requires = "closed_loop")]
     pub concurrency: Option<usize>,
     /// What-if: re-plan the ranges the recorded reader needed under this strategy preset

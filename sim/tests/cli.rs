@@ -236,3 +236,91 @@ fn an_override_that_undoes_an_ablation_arm_is_refused() {
     let (ok, out, err) = run(&["run", SMALL, "--case", "control-200-files", "--ablation"]);
     assert!(ok && out.contains("base+R5"), "{err}");
 }
+
+/// A trace of two replications of the small scenario's two arms (`--reps 2`).
+fn two_replication_trace(name: &str) -> std::path::PathBuf {
+    let trace = tmp(name);
+    let (ok, _, err) = run(&[
+        "run",
+        SMALL,
+        "--case",
+        "control-200-files",
+        "--reps",
+        "2",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    trace
+}
+
+/// The `total time of N requests` line of a replay's table.
+fn replayed_requests(out: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with("total time of"))
+        .map(|l| l.split(" requests").next().unwrap_or("").to_string())
+        .unwrap_or_default()
+}
+
+/// Every replication of a `sim run --trace` starts at time 0: replay and fit pooled them
+/// (two replications of many-small-files replayed as 19,936 GETs at 47 in flight, each had
+/// 9,968 at 24). One replication is kept, the first unless `--replication` says, and said; so
+/// is one case and one query.
+#[test]
+fn replay_and_fit_keep_one_replication_and_say_so() {
+    let trace = two_replication_trace("two-reps.csv");
+    let t = trace.to_str().unwrap();
+    let (ok, first, err) = run(&["replay", t, "--model", "s3-standard"]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("note: replaying replication 0") && err.contains("--replication"),
+        "{err}"
+    );
+    let (ok, one, _) = run(&[
+        "replay",
+        t,
+        "--model",
+        "s3-standard",
+        "--arm",
+        "base",
+        "--replication",
+        "0",
+    ]);
+    assert!(ok);
+    assert_eq!(replayed_requests(&first), replayed_requests(&one));
+    let (ok, second, _) = run(&["replay", t, "--model", "s3-standard", "--replication", "1"]);
+    assert!(ok);
+    assert_eq!(
+        replayed_requests(&first),
+        replayed_requests(&second),
+        "each replication makes the same GETs"
+    );
+    let (ok, _, err) = run(&["replay", t, "--model", "s3-standard", "--replication", "2"]);
+    assert!(
+        !ok && err.contains("no replication `2`") && err.contains("replications: 0, 1"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["replay", t, "--model", "s3-standard", "--case", "nope"]);
+    assert!(!ok && err.contains("no case `nope`"), "{err}");
+    let model = tmp("two-reps.yaml");
+    let (ok, _, err) = run(&["fit", t, "-o", model.to_str().unwrap()]);
+    assert!(ok && err.contains("note: fitting replication 0"), "{err}");
+}
+
+/// A `--model` file that is not there was reported as an unknown store preset named by its
+/// path.
+#[test]
+fn a_missing_model_file_is_said_missing() {
+    let trace = two_arm_trace("missing-model.csv");
+    let (ok, _, err) = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--model",
+        "/no/such/model.yaml",
+    ]);
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("/no/such/model.yaml: no such file") && !err.contains("preset `/no"),
+        "{err}"
+    );
+}

@@ -11,6 +11,7 @@ pub mod plot;
 pub mod record;
 pub mod replay;
 pub mod request_log;
+pub mod select;
 pub mod sim_trace;
 
 pub use error::{LineError, Malformed, TraceError};
@@ -24,4 +25,5 @@ pub use record::{
     FirstByteSource, NeededKind, NeededPart, Operation, ServedBy, SimLabels, TraceRecord,
 };
 pub use replay::{replay_closed_loop, replay_open_loop, PercentileRow, ReplayMode, ReplayReport};
+pub use select::{keep_one_run, RunChoice, SelectError};
 pub use sim_trace::{needed_columns, write_sim_trace, SIM_TRACE_HEADER};

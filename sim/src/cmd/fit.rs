@@ -20,10 +20,37 @@ pub struct FitArgs {
     /// allow 64KiB).
     #[arg(long, value_name = "BYTES", value_parser = parse_bytes_arg)]
     pub bandwidth_min_bytes: Option<u64>,
-    /// Only the rows of this arm of a `sim run --trace` trace (default: the first; its arms
-    /// ran one after another in virtual time from 0, so pooled they never happened).
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Which run of a `sim run --trace` or `sim measure --trace` trace: it holds every case, arm,
+/// replication and query of a run, each from time 0, so pooled they never happened.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// Only the rows of this case (default: the first in the trace, said on stderr).
+    #[arg(long)]
+    pub case: Option<String>,
+    /// Only the rows of this arm (default: the first in the trace, said on stderr).
     #[arg(long)]
     pub arm: Option<String>,
+    /// Only the rows of this replication (default: the first in the trace, said on stderr).
+    #[arg(long)]
+    pub replication: Option<u32>,
+    /// Only the rows of this query (default: the first in the trace, said on stderr).
+    #[arg(long)]
+    pub query: Option<String>,
+}
+
+impl RunArgs {
+    pub fn choice(&self) -> tracefit::RunChoice {
+        tracefit::RunChoice {
+            case: self.case.clone(),
+            arm: self.arm.clone(),
+            replication: self.replication,
+            query: self.query.clone(),
+        }
+    }
 }
 
 pub fn parse_bytes_arg(s: &str) -> Result<u64, String> {
@@ -41,48 +68,19 @@ pub fn parse_trace(path: &std::path::Path, strict: bool) -> Result<tracefit::Par
     Ok(trace)
 }
 
-/// Keeps one arm's rows of a simulated trace, which holds every arm of a run, each from time 0:
-/// the arm asked for, else the first (said on stderr, as `doing` it). A trace with no arm
-/// labels (an access log, a measured trace) is kept whole.
-pub fn keep_one_arm(
-    trace: &mut tracefit::ParsedTrace,
-    arm: Option<&str>,
-    doing: &str,
-) -> Result<()> {
-    let mut arms: Vec<String> = Vec::new();
-    for r in trace.records.iter().filter_map(|r| r.sim.as_ref()) {
-        if !arms.contains(&r.arm) {
-            arms.push(r.arm.clone());
-        }
+/// Keeps one run's rows of a simulated trace (see [`RunArgs`]): the one asked for, else the
+/// first, each pick said on stderr as `doing` it. A trace with no run labels (an access log, a
+/// request log) is kept whole.
+pub fn keep_one_run(trace: &mut tracefit::ParsedTrace, run: &RunArgs, doing: &str) -> Result<()> {
+    for note in tracefit::keep_one_run(trace, &run.choice(), true, doing)? {
+        eprintln!("note: {note}");
     }
-    let keep = match arm {
-        Some(a) if arms.is_empty() => anyhow::bail!(
-            "--arm {a}: the trace has no arms (it is not a `sim run --trace` trace, whose rows \
-             name the arm that made them); leave --arm out"
-        ),
-        Some(a) if !arms.iter().any(|x| x == a) => {
-            anyhow::bail!("the trace has no arm `{a}`; its arms: {}", arms.join(", "))
-        }
-        Some(a) => a.to_string(),
-        None if arms.len() > 1 => {
-            eprintln!(
-                "note: {doing} arm {} (the trace holds arms {}; --arm picks another)",
-                arms[0],
-                arms.join(", ")
-            );
-            arms[0].clone()
-        }
-        None => return Ok(()),
-    };
-    trace
-        .records
-        .retain(|r| r.sim.as_ref().is_some_and(|s| s.arm == keep));
     Ok(())
 }
 
 pub fn run(args: FitArgs) -> Result<()> {
     let mut trace = parse_trace(&args.trace, args.strict)?;
-    keep_one_arm(&mut trace, args.arm.as_deref(), "fitting")?;
+    keep_one_run(&mut trace, &args.run, "fitting")?;
     let mut options = tracefit::FitOptions::default();
     if let Some(b) = args.bandwidth_min_bytes {
         options.bandwidth_min_bytes = b;

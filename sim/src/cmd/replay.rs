@@ -13,6 +13,7 @@ pub struct ReplayArgs {
     /// give the scenario's to reproduce its seconds).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Fail on the first malformed line (default: count them and report the first few).
     #[arg(long)]
     pub strict: bool,
     /// Closed loop: the requests in recorded order, each worker starting its next request when
@@ -38,27 +39,51 @@ pub struct ReplayArgs {
     /// With `--layout`: the columns the query read, by name, comma-separated.
     #[arg(long, value_delimiter = ',', requires = "layout")]
     pub columns: Vec<String>,
-    /// Only the rows of this arm of a `sim run --trace` trace (what-if: the recorded run to
-    /// re-plan; default: the first in the trace; replay: default every row).
-    #[arg(long)]
-    pub arm: Option<String>,
+    // Which run of a multi-run trace to replay (what-if: to re-plan; default: the first run
+    // the trace holds, said on stderr, or for a what-if in the table's header).
+    #[command(flatten)]
+    pub run: super::fit::RunArgs,
+}
+
+/// Whether `--model` names a file rather than a preset: it has a directory part or a YAML
+/// extension (preset names have neither).
+fn names_a_file(model: &str) -> bool {
+    let path = std::path::Path::new(model);
+    path.components().count() > 1
+        || path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+}
+
+/// The store model `--model` names: a YAML file, else a preset. A file that is not there is
+/// said to be missing (it was reported as an unknown preset named by its path).
+fn load_model(model: &str) -> Result<models::store::StoreSpec> {
+    let path = std::path::Path::new(model);
+    if path.exists() {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {model}"))?;
+        return models::store::StoreSpec::from_yaml(&text).with_context(|| format!("in {model}"));
+    }
+    if names_a_file(model) {
+        anyhow::bail!(
+            "--model {model}: no such file (give a store model's YAML file, or a preset name such as s3-standard)"
+        );
+    }
+    Ok(models::store::StoreSpec::preset(model)?)
 }
 
 pub fn run(args: ReplayArgs) -> Result<()> {
-    let trace = super::fit::parse_trace(&args.trace, args.strict)?;
-    let spec = if std::path::Path::new(&args.model).exists() {
-        let text = std::fs::read_to_string(&args.model)
-            .with_context(|| format!("reading {}", args.model))?;
-        models::store::StoreSpec::from_yaml(&text).with_context(|| format!("in {}", args.model))?
-    } else {
-        models::store::StoreSpec::preset(&args.model)?
-    };
+    let mut trace = super::fit::parse_trace(&args.trace, args.strict)?;
+    let spec = load_model(&args.model)?;
     if !args.what_if.is_empty() {
         // `--set` belongs to the `--what-if` before it: only the raw order says which.
         let raw: Vec<String> = std::env::args().collect();
         let arms = experiments::whatif::what_if_arms(&raw).map_err(anyhow::Error::msg)?;
+        // The what-if picks the first run of what is left, and names it in its header.
+        if args.layout.is_none() {
+            tracefit::keep_one_run(&mut trace, &args.run.choice(), false, "re-planning")?;
+        }
         let options = experiments::whatif::WhatIfOptions {
-            arm: args.arm.clone(),
+            arm: args.run.arm.clone(),
             seed: args.seed,
             ..Default::default()
         };
@@ -80,10 +105,10 @@ pub fn run(args: ReplayArgs) -> Result<()> {
         super::out(&report.to_table())?;
         return Ok(());
     }
-    let mut trace = trace;
-    // A simulated trace holds every arm of a run; replaying them together would mix their
-    // requests. One arm at a time: the one asked for, else the first, said so.
-    super::fit::keep_one_arm(&mut trace, args.arm.as_deref(), "replaying")?;
+    // A simulated trace holds every case, arm, replication and query of a run, each from
+    // time 0; replaying them together would mix their requests. One run: the one asked for,
+    // else the first, said so.
+    super::fit::keep_one_run(&mut trace, &args.run, "replaying")?;
     let report = if args.closed_loop {
         tracefit::replay_closed_loop(&trace, &spec, args.seed, args.concurrency)?
     } else {
@@ -91,4 +116,23 @@ pub fn run(args: ReplayArgs) -> Result<()> {
     };
     super::out(&report.to_table())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_model_file_is_said_missing_and_a_preset_name_is_a_preset() {
+        assert!(names_a_file("models/m.yaml") && names_a_file("m.yml") && names_a_file("./m"));
+        assert!(!names_a_file("s3-standard"));
+        let err = load_model("/no/such/dir/m.yaml").unwrap_err().to_string();
+        assert!(
+            err.contains("no such file") && err.contains("/no/such/dir/m.yaml"),
+            "{err}"
+        );
+        assert!(load_model("s3-standard").is_ok());
+        let err = format!("{:#}", load_model("no-such-preset").unwrap_err());
+        assert!(err.contains("no-such-preset"), "{err}");
+    }
 }

@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::error::TraceError;
-use crate::fit::{DistFit, StoreFit};
+use crate::fit::{DistFit, SizeSlope, StoreFit};
 
 const FAMILY: &str = "sans-serif";
 
@@ -195,17 +195,34 @@ pub fn plot_ecdf(
     }
 }
 
+/// The title's subject and the axis label of the first-byte plot: with the size slope applied,
+/// the sample is the latency less the slope times the size (it was labelled "first-byte
+/// latency", which it is not).
+fn first_byte_labels(slope: Option<&SizeSlope>) -> (String, String) {
+    match slope.filter(|s| s.applied) {
+        Some(s) => (
+            format!(
+                "First-byte latency less {} per MiB",
+                units::format_duration_f(s.ns_per_mib)
+            ),
+            "first-byte latency less the size slope".into(),
+        ),
+        None => ("First-byte latency".into(), "first-byte latency".into()),
+    }
+}
+
 /// Writes `{stem}-first-byte.{png,svg}` and, when bandwidth was measured,
 /// `{stem}-bandwidth.{png,svg}` into `dir`; returns the paths written.
 pub fn plot_store_fit(fit: &StoreFit, dir: &Path, stem: &str) -> Result<Vec<PathBuf>, TraceError> {
     let mut written = Vec::new();
     for ext in ["png", "svg"] {
         let path = dir.join(format!("{stem}-first-byte.{ext}"));
-        let title = format!("First-byte latency: {} vs fitted CDFs", fit.source);
+        let (what, axis) = first_byte_labels(fit.size_slope.as_ref());
+        let title = format!("{what}: {} vs fitted CDFs", fit.source);
         plot_ecdf(
             &fit.first_byte,
             &title,
-            "first-byte latency",
+            &axis,
             PlotUnit::Milliseconds,
             &path,
         )?;
@@ -228,7 +245,24 @@ pub fn plot_store_fit(fit: &StoreFit, dir: &Path, stem: &str) -> Result<Vec<Path
 
 #[cfg(test)]
 mod tests {
-    use super::format_tick;
+    use super::{first_byte_labels, format_tick, SizeSlope};
+
+    #[test]
+    fn a_detrended_sample_is_labelled_as_such() {
+        let mut slope = SizeSlope {
+            requests: 40,
+            min_bytes: 1 << 20,
+            ns_per_mib: 2e6,
+            stderr_ns_per_mib: 1e5,
+            applied: true,
+        };
+        let (title, axis) = first_byte_labels(Some(&slope));
+        assert!(title.contains("less 2ms per MiB"), "{title}");
+        assert_eq!(axis, "first-byte latency less the size slope");
+        slope.applied = false;
+        assert_eq!(first_byte_labels(Some(&slope)).1, "first-byte latency");
+        assert_eq!(first_byte_labels(None).0, "First-byte latency");
+    }
 
     #[test]
     fn ticks_have_two_significant_digits() {

@@ -26,8 +26,7 @@ impl RequestLog {
     /// each is priced as a GET, as S3 bills them (`PriceSpec`: errors included). Bytes are the body bytes that arrived:
     /// a resumed read's attempts tile its range, so its bytes count once.
     pub fn stats(&self, price: &models::store::PriceSpec) -> StoreFigures {
-        // No round trips are recorded for the bound's chain: its floor is the store model's
-        // smallest first byte, which says nothing of the real store's.
+        // The bound's round trips and floor are the world's (`S3World::store_figures`).
         let mut s = StoreFigures {
             gets: self.attempts.len() as u64,
             ..Default::default()
@@ -53,6 +52,16 @@ impl RequestLog {
         s.cost_usd = s.gets as f64 * price.per_1000_gets_usd / 1000.0
             + s.bytes_fetched as f64 / 1e9 * price.per_gb_usd;
         s
+    }
+
+    /// The smallest time to first byte of a successful (206) attempt, if any: a floor under
+    /// every round trip of the run that got its bytes.
+    pub fn min_first_byte_ns(&self) -> Option<u64> {
+        self.attempts
+            .iter()
+            .filter(|a| a.status == STATUS_PARTIAL_CONTENT)
+            .filter_map(|a| a.first_byte_ns.map(|f| f.saturating_sub(a.start_ns)))
+            .min()
     }
 
     /// The request trace, one row per attempt, in the format `sim run --trace` writes. A row
@@ -121,6 +130,19 @@ mod tests {
             status: STATUS_PARTIAL_CONTENT,
             body_bytes: bytes,
         }
+    }
+
+    #[test]
+    fn the_first_byte_floor_is_the_fastest_successful_attempt() {
+        let mut log = RequestLog::default();
+        assert_eq!(log.min_first_byte_ns(), None);
+        log.push(rec(100, 130, 200, 1, 10));
+        log.push(rec(0, 40, 90, 1, 10));
+        // A 503 answered in 2 ns made no round trip of the chain.
+        let mut fast_error = rec(300, 302, 302, 1, 10);
+        fast_error.status = 503;
+        log.push(fast_error);
+        assert_eq!(log.min_first_byte_ns(), Some(30));
     }
 
     #[test]

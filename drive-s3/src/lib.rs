@@ -35,11 +35,21 @@ pub struct RealStore {
     pub prefix: String,
 }
 
+/// The most threads the request tasks run on.
+pub const MAX_IO_WORKERS: usize = 4;
+
 /// The runtime the request tasks run on: a few workers are plenty for IO-bound tasks, and the
-/// machine's other cores stay free for the driver thread.
+/// machine's other cores stay free for the driver thread. `workers` outside 1 to
+/// [`MAX_IO_WORKERS`] is an error (it was clamped without a word: `--io-workers 64` ran 4).
 pub fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    if !(1..=MAX_IO_WORKERS).contains(&workers) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{workers} IO workers: give 1 to {MAX_IO_WORKERS}"),
+        ));
+    }
     tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(workers.clamp(1, 4))
+        .worker_threads(workers)
         .thread_name("sim-measure-io")
         .enable_all()
         .build()

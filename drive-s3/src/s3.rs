@@ -17,7 +17,7 @@ pub struct S3Endpoint {
     /// Without keys, requests are sent unsigned (a public bucket).
     pub access_key: Option<String>,
     pub secret_key: Option<String>,
-    /// Default `us-east-1`.
+    /// Default `us-east-1`; only with keys (it signs).
     pub region: Option<String>,
 }
 
@@ -26,6 +26,11 @@ pub struct S3Endpoint {
 pub enum ConnectError {
     #[error("give both --access-key and --secret-key, or neither (unsigned requests)")]
     HalfCredentials,
+    #[error(
+        "--region {0}: the region is used to sign requests, and without --access-key and \
+         --secret-key they are sent unsigned; give the keys or leave --region out"
+    )]
+    RegionWithoutKeys(String),
     #[error("the endpoint `{0}` is not an http:// or https:// URL")]
     BadEndpoint(String),
     #[error("cannot build the S3 client: {0}")]
@@ -58,8 +63,14 @@ pub fn connect(e: &S3Endpoint) -> Result<Arc<dyn ObjectStore>, ConnectError> {
         (Some(k), Some(s)) => {
             b = b.with_access_key_id(k).with_secret_access_key(s);
         }
-        // Unsigned: never fall back to instance-metadata credentials.
-        (None, None) => b = b.with_skip_signature(true),
+        // Unsigned: never fall back to instance-metadata credentials. A region would be
+        // accepted and never used.
+        (None, None) => {
+            if let Some(region) = &e.region {
+                return Err(ConnectError::RegionWithoutKeys(region.clone()));
+            }
+            b = b.with_skip_signature(true)
+        }
         _ => return Err(ConnectError::HalfCredentials),
     }
     Ok(Arc::new(b.build()?))
@@ -92,5 +103,21 @@ mod tests {
             ..endpoint()
         };
         assert!(matches!(connect(&bad), Err(ConnectError::BadEndpoint(_))));
+        let unsigned = S3Endpoint {
+            access_key: None,
+            secret_key: None,
+            ..endpoint()
+        };
+        assert!(connect(&unsigned).is_ok());
+        let unsigned_region = S3Endpoint {
+            region: Some("eu-west-1".into()),
+            ..unsigned
+        };
+        match connect(&unsigned_region) {
+            Err(e @ ConnectError::RegionWithoutKeys(_)) => {
+                assert!(e.to_string().contains("--region eu-west-1"), "{e}")
+            }
+            other => panic!("expected the region refused, got {:?}", other.err()),
+        }
     }
 }

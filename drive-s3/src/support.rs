@@ -86,3 +86,64 @@ pub fn check(r: &Resolved) -> Result<(), Unsupported> {
     }
     Ok(())
 }
+
+/// The store model's keys a measurement does not use: the real store and network replace them.
+pub const UNUSED_STORE_KEYS: [&str; 5] = [
+    "first_byte",
+    "first_byte_per_mib",
+    "stream_bandwidth",
+    "nic",
+    "rate_limit",
+];
+
+/// A `--set` of a store-model figure a measurement does not use is refused, naming it: it was
+/// accepted without a word (`store.nic=1MiB/s` then set the report's lower bound), or aborted
+/// the run over the model's validation of a figure no request used
+/// (`store.first_byte.median=500ms`). `path` is the override's dotted path.
+pub fn check_override(path: &[String]) -> Result<(), Unsupported> {
+    let store = path.iter().position(|p| p == "store");
+    let Some(key) = store.and_then(|i| path.get(i + 1)) else {
+        return Ok(());
+    };
+    if !UNUSED_STORE_KEYS.contains(&key.as_str()) {
+        return Ok(());
+    }
+    Err(Unsupported {
+        key: path.join("."),
+        why: format!(
+            "a measurement does not use the store model's {}: the real store and network \
+             replace them (its retry, timeout, progress_chunk and price apply); leave the --set out",
+            UNUSED_STORE_KEYS.join(", ")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod override_tests {
+    use super::*;
+
+    fn path(p: &str) -> Vec<String> {
+        p.split('.').map(str::to_string).collect()
+    }
+
+    #[test]
+    fn a_store_figure_the_real_run_does_not_use_is_refused() {
+        for p in [
+            "store.nic",
+            "store.first_byte.median",
+            "store.rate_limit.requests_per_s",
+        ] {
+            let e = check_override(&path(p)).unwrap_err();
+            assert_eq!(e.key, p);
+            assert!(e.why.contains("does not use"), "{e}");
+        }
+        for p in [
+            "store.retry.max_attempts",
+            "store.timeout",
+            "settings.max_threads",
+            "nic",
+        ] {
+            assert!(check_override(&path(p)).is_ok(), "{p}");
+        }
+    }
+}

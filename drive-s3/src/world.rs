@@ -43,6 +43,8 @@ pub struct S3World<'a> {
     rx: Receiver<Msg>,
     log: RequestLog,
     reads_open: u64,
+    /// The dependent round trips among the reads sent (the lower bound's chain).
+    round_trips: drive::bound::StoreRoundTrips,
     /// Every read task this run spawned: aborted when the run ends, so that a failed run's
     /// reads do not go on fetching into the next run's measurement.
     tasks: Vec<tokio::task::AbortHandle>,
@@ -69,6 +71,7 @@ impl<'a> S3World<'a> {
             rx,
             log: RequestLog::default(),
             reads_open: 0,
+            round_trips: Default::default(),
             tasks: Vec::new(),
         }
     }
@@ -120,6 +123,7 @@ impl World for S3World<'_> {
             ))
         })?;
         self.reads_open += 1;
+        self.round_trips.record(&req.object, req.kind);
         let job = FetchJob {
             store: self.view.store.clone(),
             path,
@@ -180,9 +184,18 @@ impl World for S3World<'_> {
         &NoCache
     }
 
+    /// The lower bound takes this run's own figures, not the store model's (which a
+    /// measurement does not use): the chain of round trips it sent, each at least the smallest
+    /// first byte it measured.
     fn store_figures(&mut self, _wall_ns: u64) -> StoreFigures {
         self.drain_attempts();
-        self.log.stats(&self.price)
+        StoreFigures {
+            round_trips: std::mem::take(&mut self.round_trips),
+            floor: drive::bound::StoreFloor::Measured {
+                first_byte_ns: self.log.min_first_byte_ns().unwrap_or(0),
+            },
+            ..self.log.stats(&self.price)
+        }
     }
 
     fn take_trace(&mut self) -> Vec<TraceRow> {

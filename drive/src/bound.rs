@@ -14,6 +14,9 @@
 //!   there are more: the CPU model does not cap decodes at the cores, so the parsing threads, or
 //!   a peer's CPU pool, can run more at once).
 //!
+//! A measured run (`sim measure`) has no store model: its chain takes the smallest first byte
+//! it measured, and its bytes term is 0 (the machine's NIC is not known), see [`StoreFloor`].
+//!
 //! It depends on the arm: its needed bytes, what its caches served, its decode work. So an
 //! arm's efficiency (bound / wall time) says how much a better schedule of the same reads and
 //! decodes could still win, not what another strategy could. `drive/tests/bound.rs` asserts no
@@ -51,20 +54,49 @@ pub struct RunWork {
     pub peak_decodes: u32,
 }
 
-/// The bound of one run.
-pub fn lower_bound(r: &Resolved, work: &RunWork, trips: &StoreRoundTrips) -> LowerBound {
-    let nic = r.store.nic.bytes_per_s();
+/// Where the bound's store figures come from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StoreFloor {
+    /// The store model's NIC and smallest first byte: a simulated run, which they govern.
+    #[default]
+    Model,
+    /// What a measured run (`sim measure`) saw: the smallest first byte of its successful
+    /// GETs, a floor under every round trip of the chain. Its NIC is not known, so the bytes
+    /// term is 0. (The store model's figures, which the real run never used, made a 75 ms
+    /// measurement's bound 2.063 s, "efficiency 27.21x", with `--set store.nic=1MiB/s`.)
+    Measured {
+        /// The smallest time to first byte of a successful GET, ns (0 without one).
+        first_byte_ns: u64,
+    },
+}
+
+/// The smallest first byte the store model allows: a constant's value, or the distribution's
+/// `min` (0 without one).
+fn model_first_byte_floor_ns(r: &Resolved) -> u64 {
+    let fb = &r.store.first_byte;
+    match (fb.distribution, fb.value, fb.min) {
+        (DistKind::Constant, Some(v), _) => v.0,
+        (_, _, Some(m)) => m.0,
+        _ => 0,
+    }
+}
+
+/// The bound of one run; `floor` says whose store figures it takes.
+pub fn lower_bound(
+    r: &Resolved,
+    work: &RunWork,
+    trips: &StoreRoundTrips,
+    floor: StoreFloor,
+) -> LowerBound {
+    let (nic, min_first_byte_ns) = match floor {
+        StoreFloor::Model => (r.store.nic.bytes_per_s(), model_first_byte_floor_ns(r)),
+        StoreFloor::Measured { first_byte_ns } => (f64::INFINITY, first_byte_ns),
+    };
     let bytes = work.needed_bytes.min(work.fetched_bytes);
     let bytes_ns = if nic.is_finite() && nic > 0.0 {
         (bytes as f64 * 1e9 / nic).floor() as u64
     } else {
         0
-    };
-    let fb = &r.store.first_byte;
-    let min_first_byte_ns = match (fb.distribution, fb.value, fb.min) {
-        (DistKind::Constant, Some(v), _) => v.0,
-        (_, _, Some(m)) => m.0,
-        _ => 0,
     };
     let chain_ns = min_first_byte_ns.saturating_mul(trips.hops());
     let cores = r.cpu.cores.unwrap_or(models::cpu::CpuSpec::DEFAULT_CORES);

@@ -232,7 +232,7 @@ pub fn run_in<W: World>(
         decode_busy_ns: cpu.decode_busy_ns,
         peak_decodes: cpu.peak_decodes,
     };
-    let bound = bound::lower_bound(r, &work, &store.round_trips);
+    let bound = bound::lower_bound(r, &work, &store.round_trips, store.floor);
     let figures = metrics::RunFigures {
         lower_bound_ns: bound.ns(),
         wall_ns: now,

@@ -30,6 +30,8 @@ pub struct StoreFigures {
     pub page_cache_read_through_bytes: u64,
     /// The dependent round trips among the requests that went to the store (the bound's chain).
     pub round_trips: crate::bound::StoreRoundTrips,
+    /// Whose store figures the bound takes: the model's, or a measurement's.
+    pub floor: crate::bound::StoreFloor,
 }
 
 /// Everything of one run besides the reader.

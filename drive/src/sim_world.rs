@@ -103,6 +103,7 @@ impl World for SimWorld {
             cost_usd: store.cost_usd,
             page_cache_read_through_bytes: self.io.page_cache_read_through_bytes(),
             round_trips: self.io.take_round_trips(),
+            floor: crate::bound::StoreFloor::Model,
         }
     }
 

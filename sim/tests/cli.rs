@@ -324,3 +324,43 @@ fn a_missing_model_file_is_said_missing() {
         "{err}"
     );
 }
+
+/// `sim measure` refuses what it would silently not honour: `--io-workers` past 4 (clamped),
+/// `--region` without keys (unsigned requests have none), and a `--set` of a store figure
+/// the real run does not use (`store.nic` then set the report's lower bound). Each is refused
+/// before any request.
+#[cfg(feature = "measure")]
+#[test]
+fn measure_refuses_what_it_would_not_honour() {
+    let base = [
+        "measure",
+        SMALL,
+        "--endpoint",
+        "http://127.0.0.1:1",
+        "--bucket",
+        "b",
+    ];
+    let refused = |extra: &[&str], want: &str| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        let (ok, _, err) = run(&args);
+        assert!(
+            !ok && err.contains(want),
+            "{extra:?}: expected `{want}` in:\n{err}"
+        );
+    };
+    refused(&["--io-workers", "9"], "9 is not in 1..=4");
+    refused(&["--io-workers", "0"], "0 is not in 1..=4");
+    refused(
+        &["--region", "eu-west-1"],
+        "--region eu-west-1: the region is used to sign",
+    );
+    refused(
+        &["--set", "store.nic=1MiB/s"],
+        "--set store.nic=1MiB/s: `store.nic`: a measurement does not use",
+    );
+    refused(
+        &["--set", "store.first_byte.median=500ms"],
+        "`store.first_byte.median`: a measurement does not use",
+    );
+}

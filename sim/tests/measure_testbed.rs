@@ -110,7 +110,35 @@ arms:
             "arm {}: {mw} ns is under two round trips",
             m.arm
         );
+        // The bound of a measurement is its own: the footer-then-data chain at the smallest
+        // first byte measured (at least the injected round trip), never above the wall time.
+        // It was the store model's (here its NIC: a few ms), whatever the real run did.
+        let bound = mm.value(Metric::LowerBound);
+        assert!(
+            bound >= 2.0 * RTT_NS as f64 && bound <= mw,
+            "arm {}: lower bound {bound} ns, wall {mw} ns",
+            m.arm
+        );
     }
+
+    // A store model's NIC does not bound a real run: at 1 KiB/s it made the bound minutes.
+    let slow_nic = scenario::load(
+        &path,
+        &[scenario::parse_override("store.nic=1KiB/s").unwrap()],
+    )
+    .unwrap();
+    let opts = RunOptions {
+        arms: vec!["base".into()],
+        ..Default::default()
+    };
+    let out = setup::measure(&slow_nic, opts, &real, &rt, 0).unwrap();
+    let run = &out.report.cases[0].arms[0].runs[0];
+    assert!(
+        run.value(Metric::LowerBound) <= run.value(Metric::WallTime),
+        "lower bound {} ns over the wall time {} ns",
+        run.value(Metric::LowerBound),
+        run.value(Metric::WallTime)
+    );
 
     // The injected round trip is what the GETs saw first: a median first byte between 30 ms and
     // 30 ms plus a loose allowance for the server and this 2-core machine.

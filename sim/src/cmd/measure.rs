@@ -20,14 +20,15 @@ pub struct MeasureArgs {
     pub access_key: Option<String>,
     #[arg(long, requires = "access_key")]
     pub secret_key: Option<String>,
-    /// Signing region (default: us-east-1).
+    /// Signing region (default: us-east-1; with the keys only: unsigned requests have none).
     #[arg(long)]
     pub region: Option<String>,
     /// Key prefix: data file i is the object `PREFIX/<its recorded path>`.
     #[arg(long, default_value = "")]
     pub prefix: String,
     /// Override a value: `path=value` (as for `sim run`; the store model's retry policy,
-    /// timeout, progress chunk and prices apply, its latencies and bandwidths do not).
+    /// timeout, progress chunk and prices apply; its latencies, bandwidths, NIC and rate limit
+    /// do not, and a --set of them is refused).
     #[arg(long = "set", value_name = "PATH=VALUE")]
     pub set: Vec<String>,
     /// Only these cases (repeatable).
@@ -57,13 +58,18 @@ pub struct MeasureArgs {
     #[arg(long, default_value_t = 0)]
     pub warm_connections: u32,
     /// Threads running the requests (1 to 4).
-    #[arg(long, default_value_t = 2)]
-    pub io_workers: usize,
+    #[arg(long, default_value_t = 2,
+          value_parser = clap::value_parser!(u16).range(1..=drive_s3::MAX_IO_WORKERS as i64))]
+    pub io_workers: u16,
 }
 
 /// Runs the command.
 pub fn run(args: MeasureArgs) -> Result<()> {
     let overrides = super::parse_overrides(&args.set)?;
+    for o in &overrides {
+        drive_s3::support::check_override(&o.path)
+            .map_err(|e| anyhow::anyhow!("--set {}: {e}", o.text))?;
+    }
     let loaded = scenario::load(&args.scenario, &overrides)?;
     let endpoint = S3Endpoint {
         endpoint: args.endpoint.clone(),
@@ -93,7 +99,7 @@ pub fn run(args: MeasureArgs) -> Result<()> {
             limits::MAX_THREADS
         );
     }
-    let rt = drive_s3::runtime(args.io_workers)?;
+    let rt = drive_s3::runtime(usize::from(args.io_workers))?;
     let runner = Measured::new(store, &rt, args.warm_connections, true);
     let started = std::time::Instant::now();
     let out = match run_scenario_keeping_trace(&loaded, &opts, &runner) {
@@ -115,6 +121,11 @@ pub fn run(args: MeasureArgs) -> Result<()> {
         }
     };
     super::notes(&out.notes);
+    eprintln!(
+        "note: lower_bound and efficiency of a measurement: the chain of dependent GETs at the \
+         smallest first byte measured, and the decode work; not the bytes over a NIC (this \
+         machine's is not known) nor any figure of the store model"
+    );
     eprintln!(
         "measured {} against {} bucket {} in {:.2}s",
         args.scenario.display(),

@@ -364,3 +364,17 @@ fn measure_refuses_what_it_would_not_honour() {
         "`store.first_byte.median`: a measurement does not use",
     );
 }
+
+/// `check-peers --reps` is bounded as every replication count (only 0 was refused; 4e9 would
+/// have run and kept every run's request log).
+#[cfg(feature = "testbed")]
+#[test]
+fn check_peers_reps_are_bounded() {
+    for reps in ["0", "1000000"] {
+        let (ok, _, err) = run(&["check-peers", "--reps", reps]);
+        assert!(
+            !ok && err.contains(&format!("--reps {reps}: give between 1 and")),
+            "{err}"
+        );
+    }
+}

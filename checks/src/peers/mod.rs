@@ -161,6 +161,43 @@ pub enum PeerCheckError {
         reader: &'static str,
         message: String,
     },
+    #[error("--capture: {0}")]
+    Capture(String),
+}
+
+/// Writes one run's request log into `dir` (`--capture`): the shape's layout, and the log as an
+/// access log and as the bed's CSV. A write that fails is an error naming the file (they were
+/// ignored, and the run reported success with nothing captured).
+fn capture(
+    dir: &std::path::Path,
+    layout: &std::path::Path,
+    shape: PeerShape,
+    reader: PeerReader,
+    log: &[testbed::request_log::RequestRecord],
+    bucket: &str,
+) -> Result<(), PeerCheckError> {
+    let failed = |path: &std::path::Path, e: std::io::Error| {
+        PeerCheckError::Capture(format!("writing {}: {e}", path.display()))
+    };
+    std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+    let layout_copy = dir.join(format!("{}.layout", shape.name()));
+    std::fs::copy(layout, &layout_copy).map_err(|e| failed(&layout_copy, e))?;
+    let stem = dir.join(format!("{}-{}", shape.name(), reader.name()));
+    let access: String = log
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("{}\n", r.access_log_line(bucket, i)))
+        .collect();
+    for (path, text) in [
+        (stem.with_extension("log"), access),
+        (
+            stem.with_extension("csv"),
+            testbed::request_log::to_csv(log),
+        ),
+    ] {
+        std::fs::write(&path, text).map_err(|e| failed(&path, e))?;
+    }
+    Ok(())
 }
 
 /// One reader x shape.
@@ -770,35 +807,25 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
             } else {
                 median(direct_rates).round() as u64
             };
+            // The first run's log is the one checked and captured; of the others only their
+            // turn-around times are kept (every run's whole log was held).
             let mut walls = Vec::new();
-            let mut runs = Vec::new();
+            let mut turnaround = Vec::new();
+            let mut first_log = None;
             for _ in 0..cfg.reps.max(1) {
                 let (r, log) = run(&bed.endpoint_url())?;
                 walls.push(r.wall_s);
-                runs.push(log);
-            }
-            let overhead_ns = median(
-                runs.iter()
-                    .flatten()
-                    .map(|l| l.first_byte_ns.saturating_sub(l.start_ns) as f64)
-                    .collect(),
-            ) as u64;
-            let direct_overhead = median(direct_turnaround) as u64;
-            let log = runs.first().cloned().unwrap_or_default();
-            if let Some(dir) = &cfg.capture_dir {
-                let _ = std::fs::create_dir_all(dir);
-                let _ = std::fs::copy(layout, dir.join(format!("{}.layout", shape.name())));
-                let stem = dir.join(format!("{}-{}", shape.name(), reader.name()));
-                let access: String = log
-                    .iter()
-                    .enumerate()
-                    .map(|(i, r)| format!("{}\n", r.access_log_line(bed.bucket(), i)))
-                    .collect();
-                let _ = std::fs::write(stem.with_extension("log"), access);
-                let _ = std::fs::write(
-                    stem.with_extension("csv"),
-                    testbed::request_log::to_csv(&log),
+                turnaround.extend(
+                    log.iter()
+                        .map(|l| l.first_byte_ns.saturating_sub(l.start_ns) as f64),
                 );
+                first_log.get_or_insert(log);
+            }
+            let overhead_ns = median(turnaround) as u64;
+            let direct_overhead = median(direct_turnaround) as u64;
+            let log = first_log.unwrap_or_default();
+            if let Some(dir) = &cfg.capture_dir {
+                capture(dir, layout, *shape, reader, &log, bed.bucket())?;
             }
             let measured =
                 figures::measured(&log, cfg.rtt_ns, cfg.bandwidth_bytes_per_s, median(walls));
@@ -897,6 +924,62 @@ pub fn run_check(cfg: &PeerCheckConfig) -> Result<PeerReport, PeerCheckError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--capture` into a place that cannot be written fails, naming the file (the writes'
+    /// errors were dropped); into a directory it writes the layout and both logs.
+    #[test]
+    fn a_capture_that_cannot_be_written_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let layout = tmp.path().join("l.layout");
+        std::fs::write(&layout, b"layout").unwrap();
+        let log = vec![testbed::request_log::RequestRecord {
+            method: "GET".into(),
+            key: "large/f.parquet".into(),
+            query: String::new(),
+            range_header: Some("bytes=0-99".into()),
+            range: Some((0, 100)),
+            status: 206,
+            bytes_sent: 100,
+            object_size: Some(1000),
+            start_ns: 0,
+            first_byte_ns: 1_000,
+            last_byte_ns: 2_000,
+            wall_unix_ms: 1_700_000_000_000,
+        }];
+        let blocked = layout.join("under-a-file");
+        let err = capture(
+            &blocked,
+            &layout,
+            PeerShape::Large,
+            PeerReader::Polars,
+            &log,
+            "b",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("--capture") && err.contains("under-a-file"),
+            "{err}"
+        );
+        let dir = tmp.path().join("captured");
+        capture(
+            &dir,
+            &layout,
+            PeerShape::Large,
+            PeerReader::Polars,
+            &log,
+            "b",
+        )
+        .unwrap();
+        let stem = format!("large-{}", PeerReader::Polars.name());
+        for name in [
+            "large.layout".to_string(),
+            format!("{stem}.log"),
+            format!("{stem}.csv"),
+        ] {
+            assert!(dir.join(&name).is_file(), "{name}");
+        }
+    }
 
     fn figures(in_flight: f64, wall_s: f64) -> Figures {
         Figures {

@@ -63,9 +63,6 @@ pub fn run(args: CheckPeersArgs) -> Result<()> {
             true,
         ),
     };
-    if args.reps == 0 {
-        bail!("--reps 0 measures nothing; give at least 1");
-    }
     let mut cfg = PeerCheckConfig::standard(work_dir.clone(), args.python.clone());
     if !args.readers.is_empty() {
         cfg.readers = args.readers;
@@ -73,7 +70,8 @@ pub fn run(args: CheckPeersArgs) -> Result<()> {
     if !args.shapes.is_empty() {
         cfg.shapes = args.shapes;
     }
-    cfg.reps = args.reps;
+    // Bounded as every replication count is (`MAX_REPLICATIONS`; only 0 was refused).
+    cfg.reps = super::replications("reps", args.reps)?;
     cfg.capture_dir = args.capture;
     cfg.cpu_count = args.cpu_count;
     cfg.rtt_ns = args.rtt;

@@ -54,11 +54,24 @@ fn the_simulator_matches_sim_measure_through_the_test_bed() {
             r.summary()
         );
     }
-    // What `sim fit` made of each measured trace was written next to it.
+    // What `sim fit` made of each measured trace was written next to it: of one run, the
+    // first arm's first replication, as `sim fit` keeps it (the check pooled both arms and all
+    // five runs: "1920 GETs" on many-small-files, where a run makes 192).
     for shape in Shape::ALL {
         let fitted = dir.path().join(format!("{}.fitted.yaml", shape.name()));
         let text = std::fs::read_to_string(&fitted).unwrap();
         models::store::StoreSpec::from_yaml(&text).unwrap();
+        let base = report
+            .rows
+            .iter()
+            .find(|r| r.shape == shape && r.arm == "base")
+            .unwrap();
+        let rate = format!("# Request rate: {} GETs over", base.measured.gets);
+        assert!(text.contains(&rate), "expected `{rate}` in:\n{text}");
+        assert!(
+            table.contains("arm base, replication 0 (the run `sim fit` keeps)"),
+            "{table}"
+        );
     }
 }
 

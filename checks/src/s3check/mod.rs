@@ -235,8 +235,10 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
         };
         let sim_injected = simulate(&loaded, ModelKind::Injected)?;
 
-        // What `sim fit` does with the measured trace (`--bandwidth-min-bytes`: see below).
-        let parsed = tracefit::parse_bytes(
+        // What `sim fit` does with the measured trace (`--bandwidth-min-bytes`: see below): it
+        // keeps the first run (arm, replication) of the trace, as the CLI does; the check
+        // fitted every arm and replication pooled, which no `sim fit` of the kept trace gives.
+        let mut parsed = tracefit::parse_bytes(
             measured.trace_csv.as_bytes(),
             &trace_path.display().to_string(),
             &tracefit::ParseOptions::default(),
@@ -245,6 +247,12 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
             shape: name,
             source,
         })?;
+        for note in tracefit::keep_one_run(&mut parsed, &Default::default(), true, "fitting")
+            .map_err(|e| CheckError::Figures(format!("{name}: {e}")))?
+        {
+            say(format!("check-s3: {name}: {note}"));
+        }
+        let fitted_run = fitted_run_label(&parsed);
         let fit =
             tracefit::fit_store(&parsed, &fit_options()).map_err(|source| CheckError::Fit {
                 shape: name,
@@ -262,7 +270,10 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
         )?;
         let loaded_fitted = scenario::load(&fitted_path, &[])?;
         let sim_fitted = simulate(&loaded_fitted, ModelKind::Fitted)?;
-        fitted_models.push((*shape, compare::fitted_summary(&fit)));
+        fitted_models.push((
+            *shape,
+            format!("{fitted_run}: {}", compare::fitted_summary(&fit)),
+        ));
 
         let measured_figs = Figures::by_arm(&measured).map_err(CheckError::Figures)?;
         for (model, out) in [
@@ -304,6 +315,18 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
 /// `sim fit`'s options for these traces: their times are the client's own nanoseconds (not an
 /// access log's milliseconds), so requests from 64 KiB (6 ms at 10 MiB/s) measure the stream
 /// bandwidth well; the default 4 MiB threshold would leave no request to fit it from.
+/// Which run of a measured trace the fit kept, as `arm base, replication 0 (the run ...)`.
+fn fitted_run_label(trace: &tracefit::ParsedTrace) -> String {
+    let first = trace.records.iter().find_map(|r| r.sim.as_ref());
+    match first {
+        Some(s) => format!(
+            "arm {}, replication {} (the run `sim fit` keeps)",
+            s.arm, s.replication
+        ),
+        None => "every request".into(),
+    }
+}
+
 pub fn fit_options() -> tracefit::FitOptions {
     tracefit::FitOptions {
         bandwidth_min_bytes: FIT_BANDWIDTH_MIN_BYTES,

@@ -134,19 +134,21 @@ fn a_setting_that_reaches_no_arm_is_an_error_and_a_partial_one_a_note() {
     );
 }
 
-/// A `sim run --trace` file of the small scenario's two arms, written under `name`.
-fn two_arm_trace(name: &str) -> std::path::PathBuf {
+/// A `sim run --trace` file of the small scenario's two arms, written under `name`, with
+/// `extra` arguments.
+fn small_trace(name: &str, extra: &[&str]) -> std::path::PathBuf {
     let trace = tmp(name);
-    let (ok, _, err) = run(&[
-        "run",
-        SMALL,
-        "--case",
-        "control-200-files",
-        "--trace",
-        trace.to_str().unwrap(),
-    ]);
+    let mut args = vec!["run", SMALL, "--case", "control-200-files"];
+    args.extend_from_slice(extra);
+    args.extend(["--trace", trace.to_str().unwrap()]);
+    let (ok, _, err) = run(&args);
     assert!(ok, "{err}");
     trace
+}
+
+/// A `sim run --trace` file of the small scenario's two arms, written under `name`.
+fn two_arm_trace(name: &str) -> std::path::PathBuf {
+    small_trace(name, &[])
 }
 
 #[test]
@@ -239,19 +241,7 @@ fn an_override_that_undoes_an_ablation_arm_is_refused() {
 
 /// A trace of two replications of the small scenario's two arms (`--reps 2`).
 fn two_replication_trace(name: &str) -> std::path::PathBuf {
-    let trace = tmp(name);
-    let (ok, _, err) = run(&[
-        "run",
-        SMALL,
-        "--case",
-        "control-200-files",
-        "--reps",
-        "2",
-        "--trace",
-        trace.to_str().unwrap(),
-    ]);
-    assert!(ok, "{err}");
-    trace
+    small_trace(name, &["--reps", "2"])
 }
 
 /// The `total time of N requests` line of a replay's table.

@@ -1055,8 +1055,8 @@ impl ClickHouseReader {
         Ok(())
     }
 
-    /// True if the report may let a pump make progress: it served a range, or (planned) it
-    /// took bytes out of flight, which an issue queue waiting on its target may use.
+    /// True if the report may let a pump make progress: it served a range. (A read's bytes
+    /// stay in flight until it ends, so progress frees no room under the target.)
     fn on_progress(&mut self, id: ReadId, bytes_ready: u64) -> Result<bool, PlanError> {
         let now = self.now_ns;
         let read = self.io.reads.get_mut(&id.0).ok_or_else(|| {
@@ -1070,16 +1070,14 @@ impl ClickHouseReader {
         entries.clear();
         entries.extend_from_slice(read.served.get(newly).unwrap_or_default());
         let uid = read.purpose.unit();
-        let in_flight = self.io.controller.bytes_in_flight();
         let charged = self.io.controller.on_progress(now, id.0, bytes_ready);
-        let budget_freed = self.cfg.planned && self.io.controller.bytes_in_flight() < in_flight;
         let served = !entries.is_empty();
         if let (Ok(()), Some(uid)) = (&charged, uid) {
             self.entries_ready(uid, &entries);
         }
         self.ready_scratch = entries;
         charged?;
-        Ok(served || budget_freed)
+        Ok(served)
     }
 
     fn on_read_completed(

@@ -13,32 +13,74 @@ pub struct Tolerances {
     pub fitted: Bounds,
 }
 
-/// The largest relative error allowed on each figure.
+/// The relative errors allowed on each figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bounds {
-    pub wall_time: f64,
-    pub mean_concurrent_gets: f64,
-    pub first_byte_p50: f64,
-    pub first_byte_p90: f64,
+    pub wall_time: Band,
+    pub mean_concurrent_gets: Band,
+    pub first_byte_p50: Band,
+    pub first_byte_p90: Band,
+}
+
+/// How far `simulated / measured - 1` may fall below 0 (`short`) and rise above it (`long`),
+/// both as positive fractions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    pub short: f64,
+    pub long: f64,
+}
+
+impl Band {
+    /// As far either way.
+    pub const fn symmetric(fraction: f64) -> Band {
+        Band {
+            short: fraction,
+            long: fraction,
+        }
+    }
+
+    /// Whether a relative error lies inside.
+    pub fn holds(&self, relative_error: f64) -> bool {
+        (-self.short..=self.long).contains(&relative_error)
+    }
+
+    /// `±15%`, or `-30%/+5%`.
+    pub fn describe(&self) -> String {
+        if self.short == self.long {
+            format!("±{:.0}%", 100.0 * self.short)
+        } else {
+            format!("-{:.0}%/+{:.0}%", 100.0 * self.short, 100.0 * self.long)
+        }
+    }
 }
 
 impl Default for Tolerances {
     fn default() -> Self {
         Tolerances {
-            // The injected model leaves out the server's own time (1-3 ms a GET on this bed),
-            // so its first bytes are short by 5-15%.
+            // The injected model leaves out the bed's own time a GET (the server and the
+            // client: 1-5 ms on the machine the README's table comes from, 5-7 ms a GET of
+            // one-large-file on a two-core CI machine), so its first bytes can only be
+            // short: by up to 30% at the median and 40% at p90 (12 ms at a 30 ms round trip),
+            // and by no more than 5% long (the proxy cannot deliver before its delay). The
+            // fitted model's rows, which have that time, hold first bytes within ±10%.
             injected: Bounds {
-                wall_time: 0.15,
-                mean_concurrent_gets: 0.15,
-                first_byte_p50: 0.15,
-                first_byte_p90: 0.25,
+                wall_time: Band::symmetric(0.15),
+                mean_concurrent_gets: Band::symmetric(0.15),
+                first_byte_p50: Band {
+                    short: 0.30,
+                    long: 0.05,
+                },
+                first_byte_p90: Band {
+                    short: 0.40,
+                    long: 0.05,
+                },
             },
             // The fitted model has that time, but not its dependence on size or concurrency.
             fitted: Bounds {
-                wall_time: 0.10,
-                mean_concurrent_gets: 0.10,
-                first_byte_p50: 0.10,
-                first_byte_p90: 0.15,
+                wall_time: Band::symmetric(0.10),
+                mean_concurrent_gets: Band::symmetric(0.10),
+                first_byte_p50: Band::symmetric(0.10),
+                first_byte_p90: Band::symmetric(0.15),
             },
         }
     }
@@ -57,12 +99,11 @@ impl Tolerances {
 impl Bounds {
     fn describe(&self) -> String {
         format!(
-            "wall time ±{:.0}%, mean GETs in flight ±{:.0}%, first byte p50 ±{:.0}% and p90 \
-             ±{:.0}%",
-            100.0 * self.wall_time,
-            100.0 * self.mean_concurrent_gets,
-            100.0 * self.first_byte_p50,
-            100.0 * self.first_byte_p90
+            "wall time {}, mean GETs in flight {}, first byte p50 {} and p90 {}",
+            self.wall_time.describe(),
+            self.mean_concurrent_gets.describe(),
+            self.first_byte_p50.describe(),
+            self.first_byte_p90.describe()
         )
     }
 }
@@ -222,11 +263,11 @@ impl CheckRow {
             ),
         ] {
             let e = relative_error(mv, sv);
-            if e.abs() > tol {
+            if !tol.holds(e) {
                 out.push(format!(
-                    "{what} {:+.1}% (tolerance ±{:.0}%)",
+                    "{what} {:+.1}% (tolerance {})",
                     100.0 * e,
-                    100.0 * tol
+                    tol.describe()
                 ));
             }
         }
@@ -425,23 +466,51 @@ mod tests {
     fn a_row_inside_every_tolerance_passes_and_each_figure_can_fail_it() {
         let t = Tolerances::default();
         assert_eq!(
-            t.injected.wall_time, 0.15,
+            t.injected.wall_time,
+            Band::symmetric(0.15),
             "the cases below assume these bounds"
         );
-        assert_eq!(t.injected.first_byte_p50, 0.15);
-        assert_eq!(t.injected.first_byte_p90, 0.25);
+        assert_eq!(
+            t.injected.first_byte_p50,
+            Band {
+                short: 0.30,
+                long: 0.05
+            }
+        );
+        assert_eq!(
+            t.injected.first_byte_p90,
+            Band {
+                short: 0.40,
+                long: 0.05
+            }
+        );
         let m = figs(100, 1000.0, 8.0, 31.0, 34.0);
         assert!(row(m.clone(), figs(100, 900.0, 7.0, 30.0, 30.0))
             .failures(&t)
             .is_empty());
+        // A slow bed's first bytes (a 30 ms round trip measured at 37 and 40 ms) pass on the
+        // injected model, which cannot know the bed's own time.
+        assert!(row(
+            figs(100, 1000.0, 8.0, 37.0, 40.0),
+            figs(100, 1000.0, 8.0, 30.0, 30.0)
+        )
+        .failures(&t)
+        .is_empty());
         let cases = [
             (figs(100, 1200.0, 8.0, 31.0, 34.0), "wall time +20.0%"),
             (
                 figs(100, 1000.0, 6.0, 31.0, 34.0),
                 "mean GETs in flight -25.0%",
             ),
-            (figs(100, 1000.0, 8.0, 26.0, 34.0), "first byte p50"),
-            (figs(100, 1000.0, 8.0, 31.0, 25.0), "first byte p90"),
+            // 29% short at the median and 41% at p90 are past what the bed's time explains;
+            // a simulated first byte 6% longer than measured cannot be the bed's doing.
+            (
+                figs(100, 1000.0, 8.0, 21.0, 34.0),
+                "first byte p50 -32.3% (tolerance -30%/+5%)",
+            ),
+            (figs(100, 1000.0, 8.0, 33.0, 34.0), "first byte p50 +6.5%"),
+            (figs(100, 1000.0, 8.0, 31.0, 20.0), "first byte p90 -41.2%"),
+            (figs(100, 1000.0, 8.0, 31.0, 36.0), "first byte p90 +5.9%"),
         ];
         for (s, what) in cases {
             let f = row(m.clone(), s).failures(&t);

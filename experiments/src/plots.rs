@@ -399,8 +399,9 @@ fn in_flight_panel(rows: &[TimelineRow]) -> LineChart {
     )];
     // Only readers with a bytes-in-flight target (R5) have a target to draw.
     if rows.iter().any(|r| r.target_bytes_in_flight > 0) {
+        // Each open file has its own target: the line is their sum.
         series.push(Series::line(
-            "target",
+            "target (open files)",
             steps(rows, &|r| r.target_bytes_in_flight as f64 / MIB),
         ));
     }

@@ -273,9 +273,10 @@ pub struct Tracked {
 /// A cheap snapshot of the reader for reports and timelines.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Status {
-    /// Bytes counting against the target now (R7 decides which).
+    /// Bytes counting against the targets now (R7 decides which), over every open file.
     pub bytes_in_flight: u64,
-    /// The bytes-in-flight target now.
+    /// The open files' bytes-in-flight targets now, summed (each file has its own; 0 for a
+    /// reader that issues against none).
     pub target_bytes_in_flight: u64,
     /// Largest `bytes_in_flight` seen.
     pub peak_bytes_in_flight: u64,

@@ -343,13 +343,11 @@ impl ClickHouseReader {
                 privileged: Some(subgroup),
                 demand: true,
             };
-            let polled = u.queue.poll(
-                self.now_ns,
-                &context,
-                &mut self.io.controller,
-                &mut self.memory,
-                &mut self.events,
-            )?;
+            let (now, memory, events) = (self.now_ns, &mut self.memory, &mut self.events);
+            let polled = self
+                .io
+                .controllers
+                .with(u.id, |c| u.queue.poll(now, &context, c, memory, events))??;
             let Some(issued) = polled else {
                 // Refused: the next walk tries again.
                 self.threads.wake.wake(u.id);

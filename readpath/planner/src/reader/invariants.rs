@@ -173,6 +173,12 @@ impl ClickHouseReader {
             );
         }
         assert_eq!(self.io.planned_queued, planned, "reads in planning queues");
+        let c = &self.io.controllers;
+        assert_eq!(
+            c.recomputed(),
+            (c.bytes_in_flight(), c.target_bytes()),
+            "bytes in flight and targets summed over the open units' controllers"
+        );
         assert_eq!(
             self.io.local_queued, local,
             "reads waiting for their file's limit"

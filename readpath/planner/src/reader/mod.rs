@@ -8,8 +8,8 @@ use std::sync::Arc;
 use coalescer::{CoalescePolicy, LazyCoalescer, NeededRange, ReadTask};
 use layout::{ByteRange, FileIndex, Table};
 use readahead::{
-    Admission, AdmissionContext, Charge, ChargeRequest, InFlightController, IoPool, IssueQueue,
-    Memory, MemoryClass, PlannedRead, ProfileEvent, ProfileEvents, Slot, SubRange, TaskReadiness,
+    Admission, AdmissionContext, Charge, ChargeRequest, IoPool, IssueQueue, Memory, MemoryClass,
+    PlannedRead, ProfileEvent, ProfileEvents, Slot, SubRange, TaskReadiness,
 };
 
 use crate::error::PlanError;
@@ -17,6 +17,7 @@ use crate::plan::{plan_file, FilePlan, PlanInput, StepKind};
 use crate::query::QuerySpec;
 use crate::strategy::{Family, Strategy};
 mod blocked;
+mod controllers;
 mod decode;
 mod dense_ids;
 mod id_set;
@@ -259,7 +260,8 @@ struct Io {
     /// (`rustc_hash` has no random state, so a run's bytes do not depend on it).
     reads: rustc_hash::FxHashMap<u64, ReadState>,
     pool: IoPool,
-    controller: InFlightController,
+    /// One bytes-in-flight controller per open unit (each file's `Prefetcher` has its own).
+    controllers: controllers::Controllers,
     /// Reads in the units' planning queues.
     planned_queued: u64,
     /// Reads behind a unit's per-file limit.
@@ -728,7 +730,7 @@ impl ClickHouseReader {
         let n_streams = (strategy.max_threads as usize).min(units.len()).max(1);
         let memory = Memory::new(strategy.memory_settings(u32_of(n_streams)))?;
         let io_pool = IoPool::new(strategy.io_threads())?;
-        let controller = InFlightController::new(strategy.controller_config())?;
+        let controllers = controllers::Controllers::new(strategy.controller_config())?;
         let main_columns: Vec<u32> = query
             .columns
             .iter()
@@ -811,7 +813,7 @@ impl ClickHouseReader {
         let io = Io {
             reads: rustc_hash::FxHashMap::default(),
             pool: io_pool,
-            controller,
+            controllers,
             planned_queued: 0,
             local_queued: 0,
             inline_running: 0,
@@ -950,11 +952,11 @@ impl ClickHouseReader {
 
     /// A cheap snapshot (O(budgets)).
     pub fn status(&self) -> Status {
-        let c = self.io.controller.status();
+        let c = &self.io.controllers;
         Status {
-            bytes_in_flight: c.bytes_in_flight,
-            target_bytes_in_flight: c.target_bytes_in_flight,
-            peak_bytes_in_flight: c.peak_bytes_in_flight,
+            bytes_in_flight: c.bytes_in_flight(),
+            target_bytes_in_flight: c.target_bytes(),
+            peak_bytes_in_flight: c.peak_bytes_in_flight(),
             reads_running: self.io.pool.running() as u64 + self.io.inline_running as u64,
             reads_queued: self.io.pool.waiting() as u64
                 + self.io.planned_queued
@@ -1048,9 +1050,11 @@ impl ClickHouseReader {
     fn on_first_byte(&mut self, id: ReadId) -> Result<(), PlanError> {
         let now = self.now_ns;
         let read = self.read_mut(id)?;
-        if read.purpose.is_prefetch_task() {
+        if let (true, Some(uid)) = (read.purpose.is_prefetch_task(), read.purpose.unit()) {
             debug_assert!(matches!(read.status, ReadStatus::Running(_)));
-            self.io.controller.on_first_byte(now, id.0)?;
+            self.io
+                .controllers
+                .with(uid, |c| c.on_first_byte(now, id.0))??;
         }
         Ok(())
     }
@@ -1070,7 +1074,14 @@ impl ClickHouseReader {
         entries.clear();
         entries.extend_from_slice(read.served.get(newly).unwrap_or_default());
         let uid = read.purpose.unit();
-        let charged = self.io.controller.on_progress(now, id.0, bytes_ready);
+        let charged = match uid {
+            Some(uid) => self
+                .io
+                .controllers
+                .with(uid, |c| c.on_progress(now, id.0, bytes_ready))
+                .and_then(|r| r.map_err(PlanError::from)),
+            None => Ok(()),
+        };
         let served = !entries.is_empty();
         if let (Ok(()), Some(uid)) = (&charged, uid) {
             self.entries_ready(uid, &entries);
@@ -1108,9 +1119,10 @@ impl ClickHouseReader {
             Purpose::Footer { unit, stream } | Purpose::Entries { unit, stream } => (unit, stream),
         };
         if purpose.is_prefetch_task() {
+            let events = &mut self.events;
             self.io
-                .controller
-                .on_complete(now, id.0, source, &mut self.events)?;
+                .controllers
+                .with(uid, |c| c.on_complete(now, id.0, source, events))??;
         }
         self.free_read_slot(id.0, uid, runner, stream);
         if let Purpose::Footer { .. } = purpose {
@@ -1495,6 +1507,7 @@ impl ClickHouseReader {
         let Some(u) = self.units.open.get_mut(uid as usize).and_then(Option::take) else {
             return;
         };
+        self.io.controllers.close(uid);
         if self.units.spare.len() < MAX_SPARE_UNITS {
             self.units.spare.push(UnitBuffers::of(*u));
         }

@@ -222,13 +222,15 @@ impl ClickHouseReader {
             read.status = ReadStatus::Issued;
             let bytes = read.range.len();
             // A footer is no Prefetcher task (see `Purpose::is_prefetch_task`).
-            let tracked = read.purpose.is_prefetch_task();
-            let issued = match tracked {
-                true => self
+            let now = self.now_ns;
+            let events = &mut self.events;
+            let issued = match (read.purpose.is_prefetch_task(), read.purpose.unit()) {
+                (true, Some(uid)) => self
                     .io
-                    .controller
-                    .on_issue(self.now_ns, id, bytes, &mut self.events),
-                false => Ok(()),
+                    .controllers
+                    .with(uid, |c| c.on_issue(now, id, bytes, events))
+                    .and_then(|r| r.map_err(PlanError::from)),
+                _ => Ok(()),
             };
             if let Err(e) = issued {
                 self.fail(e);
@@ -296,9 +298,13 @@ impl ClickHouseReader {
             kind: read.kind,
             inline: matches!(runner, Runner::Inline { .. }),
         };
-        let tracked = read.purpose.is_prefetch_task();
-        if tracked {
-            if let Err(e) = self.io.controller.on_start(now, id) {
+        if let (true, Some(uid)) = (read.purpose.is_prefetch_task(), read.purpose.unit()) {
+            let started = self
+                .io
+                .controllers
+                .with(uid, |c| c.on_start(now, id))
+                .and_then(|r| r.map_err(PlanError::from));
+            if let Err(e) = started {
                 self.fail(e);
                 return;
             }
@@ -340,13 +346,10 @@ impl ClickHouseReader {
                         privileged: Self::privileged(u),
                         demand: false,
                     };
-                    let polled = u.queue.poll(
-                        r.now_ns,
-                        &context,
-                        &mut r.io.controller,
-                        &mut r.memory,
-                        &mut r.events,
-                    )?;
+                    let (now, memory, events) = (r.now_ns, &mut r.memory, &mut r.events);
+                    let polled =
+                        r.io.controllers
+                            .with(u.id, |c| u.queue.poll(now, &context, c, memory, events))??;
                     let Some(issued) = polled else { break };
                     r.on_queue_issued(u, issued)?;
                     n += 1;

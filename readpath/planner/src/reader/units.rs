@@ -159,6 +159,7 @@ impl ClickHouseReader {
             s.push_back(uid);
         }
         self.units.open_id(uid);
+        self.io.controllers.open(uid)?;
         if let Some(slot) = self.units.open.get_mut(uid as usize) {
             *slot = Some(Box::new(u));
         }

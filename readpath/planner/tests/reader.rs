@@ -262,6 +262,53 @@ fn privileged_subgroup_prevents_deadlock_when_budgets_are_tiny() {
     }
 }
 
+/// The redesign's `ColumnDataPrefetch` stage takes a subgroup's queued reads only while the
+/// Compressed pool, with what the pass already took, holds at most its high watermark
+/// (`checkTaskSchedulingLimits`); before 2026-12-07 every decode task that blocked took its
+/// reads, and the pool's peak was the blocked tasks' count times a subgroup, whatever the
+/// watermark.
+#[test]
+fn the_compressed_pool_bounds_what_blocked_tasks_take() {
+    let t = large_file(); // 40 row groups of 6 columns x 4 pages x 256 KiB: 6 MiB each
+    let q = QuerySpec::new((0..6).collect(), vec![0]);
+    let row_group_bytes = 6 * 4 * 256 * 1024;
+    let compressed = |watermark: &str| {
+        let s = strategy(
+            "clickhouse-redesign",
+            &[
+                ("input_format_parquet_memory_high_watermark", watermark),
+                ("max_parsing_threads", "64"),
+            ],
+        );
+        let (r, reader) = run(&t, q.clone(), s);
+        assert_eq!(r.rows, t.files[0].num_rows());
+        let pool = reader
+            .status()
+            .memory
+            .into_iter()
+            .find(|u| u.budget.name() == "Compressed")
+            .unwrap();
+        (pool.peak_bytes, pool.limit_bytes, r.end_ns)
+    };
+    let (peak, limit, slow_ns) = compressed("128MiB");
+    assert_eq!(
+        limit,
+        128 * 1024 * 1024 * 35 / 100,
+        "one stream's 0.35 share"
+    );
+    // Reads are coalesced up to `bytes_per_read_task` (16 MiB) across row groups; past the
+    // limit go only the privileged subgroup's read and one demand read admitted at the limit.
+    let read_task_bytes = 16 * 1024 * 1024 + row_group_bytes;
+    assert!(
+        peak <= limit + 2 * read_task_bytes,
+        "the pool holds its limit but for two reads: {peak} > {limit} + 2 x {read_task_bytes}"
+    );
+    // A larger watermark lets more read ahead: the watermark is a setting that applies.
+    let (peak_4g, _, fast_ns) = compressed("4GiB");
+    assert!(peak_4g > peak + read_task_bytes, "{peak_4g} vs {peak}");
+    assert!(fast_ns < slow_ns, "{fast_ns} vs {slow_ns}");
+}
+
 #[test]
 fn bad_input_is_a_clear_error_never_a_panic() {
     let t = large_file();

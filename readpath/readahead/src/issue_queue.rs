@@ -129,6 +129,12 @@ impl Fifo {
         Some(read)
     }
 
+    /// The read of sequence `seq`, if it waits.
+    fn get(&self, seq: u64) -> Option<&PlannedRead> {
+        let at = self.slots.binary_search_by_key(&seq, |&(s, _)| s).ok()?;
+        self.slots.get(at)?.1.as_ref()
+    }
+
     /// The head: (its sequence, the read).
     fn first(&self) -> Option<(u64, &PlannedRead)> {
         let (seq, read) = self.slots.front()?;
@@ -204,6 +210,17 @@ impl IssueQueue {
     /// Whether a read of `(row_group, subgroup)` waits in the queue.
     pub fn has_subgroup(&self, key: (u32, u32)) -> bool {
         self.by_subgroup.get(&key).is_some_and(|s| !s.is_empty())
+    }
+
+    /// Bytes of the reads of `(row_group, subgroup)` waiting in the queue (what taking them on
+    /// the demand path would charge).
+    pub fn subgroup_bytes(&self, key: (u32, u32)) -> u64 {
+        self.by_subgroup.get(&key).map_or(0, |seqs| {
+            seqs.iter()
+                .filter_map(|&seq| self.fifo.get(seq))
+                .map(|r| r.bytes)
+                .sum()
+        })
     }
 
     /// Reads waiting.
@@ -444,6 +461,27 @@ mod tests {
         assert_eq!(pumped.unwrap().map(|i| i.read.read_id), Some(1));
         assert_eq!(events.parquet_planned_reads, 1);
         assert_eq!(events.parquet_read_tasks, 2);
+    }
+
+    #[test]
+    fn subgroup_bytes_are_what_its_waiting_reads_hold() {
+        let mut events = ProfileEvents::new();
+        let mut c = controller();
+        let mut memory = pools(4 << 30);
+        let mut queue = IssueQueue::new(0);
+        queue.push(read(0, MIB, MemoryClass::CompressedPages, 1));
+        queue.push(read(1, 3 * MIB, MemoryClass::CompressedPages, 2));
+        queue.push(read(2, 2 * MIB, MemoryClass::CompressedPages, 1));
+        assert_eq!(queue.subgroup_bytes((1, 0)), 3 * MIB);
+        assert_eq!(queue.subgroup_bytes((2, 0)), 3 * MIB);
+        assert_eq!(queue.subgroup_bytes((3, 0)), 0);
+        let issued = queue
+            .poll(0, &FREE, &mut c, &mut memory, &mut events)
+            .unwrap()
+            .unwrap();
+        assert_eq!(issued.read.read_id, 0);
+        assert_eq!(queue.subgroup_bytes((1, 0)), 2 * MIB, "an issued read leaves");
+        memory.release(issued.charge).unwrap();
     }
 
     #[test]

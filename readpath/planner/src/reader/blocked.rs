@@ -168,6 +168,8 @@ impl ClickHouseReader {
         // Where the unit's blocked tasks were last searched: row groups' steps increase.
         let mut search_from = 0;
         let mut rg = u.first_incomplete;
+        // Compressed bytes the tasks admitted in this pass will take from the planning queue.
+        let mut added_bytes = 0u64;
         while held < self.cfg.column_data_threads
             && threads_held < self.cfg.max_parsing_threads
             && waiting_seen < u.started_decodes_not_ready
@@ -179,6 +181,12 @@ impl ClickHouseReader {
                         .steps
                         .get(s as usize)
                         .is_some_and(|st| st.status == StepStatus::Started);
+                    if waiting && !self.prefetch_stage_admits(u, s, added_bytes) {
+                        // `scheduleTasksIfNeeded` stops at the first row group it may not
+                        // schedule; a release of memory wakes the unit again.
+                        self.threads.wake.starve_for_memory(u.id);
+                        break;
+                    }
                     if waiting {
                         let task = BlockedTask {
                             since_ns: self.now_ns,
@@ -208,6 +216,11 @@ impl ClickHouseReader {
                         // (README, "Why 96 parsing threads").
                         held += 1;
                         waiting_seen += 1;
+                        // What its demand path will charge, counted before it runs (the
+                        // pass's `added_memory`).
+                        if let Some(p) = u.plan.steps.get(s as usize) {
+                            added_bytes += u.queue.subgroup_bytes((p.rg, p.kind.subgroup()));
+                        }
                     }
                 }
             }
@@ -217,6 +230,33 @@ impl ClickHouseReader {
             // The parsing threads stopped it: it may admit more once one is free.
             self.threads.wake.starve(u.id);
         }
+    }
+
+    /// Whether the subgroup of decode step `s` may enter `ColumnData`, where its task blocks.
+    ///
+    /// In the redesign a subgroup first passes `ColumnDataPrefetch`, whose task takes the
+    /// subgroup's reads still in the planning queue and starts them (`takeQueuedReads`: the
+    /// demand path, charged to the Compressed pool past its cap). `scheduleTasksIfNeeded`
+    /// schedules that task only while the stream's Compressed pool, with what the tasks
+    /// scheduled before it in the same pass charge (`added_memory`), holds at most its high
+    /// watermark (`checkTaskSchedulingLimits`, `memory_usage + added_memory <= high`; the
+    /// model's redesign pools have no low watermark), unless the subgroup is the first
+    /// incomplete row group's current one. Until 2026-12-07 every blocked task took its reads
+    /// so, and the Compressed pool of `single-large-file` at a 128 MiB watermark peaked at 7.7x
+    /// its limit with the wall time unmoved: the watermark bound nothing.
+    fn prefetch_stage_admits(&self, u: &OpenUnit, s: u32, added_bytes: u64) -> bool {
+        if !self.cfg.planned || Self::is_privileged(u, s) {
+            return true;
+        }
+        let budget = readahead::Budget::Pool(readahead::Pool::Compressed);
+        let limit = self.memory.limit_bytes(budget);
+        // 0: the base's stage budgets, which have no Compressed pool.
+        limit == 0
+            || self
+                .memory
+                .usage_bytes(u.stream, budget)
+                .saturating_add(added_bytes)
+                <= limit
     }
 
     /// A task that blocks on step `s` whose read a stream's thread already runs inline on a
@@ -404,6 +444,8 @@ pub(crate) struct BlockedWake {
     ids: Vec<u32>,
     /// Units the parsing-thread limit stopped admitting tasks.
     starved: Vec<u32>,
+    /// Units the Compressed pool stopped admitting tasks ([`ClickHouseReader::prefetch_stage_admits`]).
+    memory_starved: Vec<u32>,
 }
 
 impl BlockedWake {
@@ -448,6 +490,23 @@ impl BlockedWake {
         if !self.starved.contains(&uid) {
             self.starved.push(uid);
         }
+    }
+
+    /// Unit `uid` stopped admitting tasks for want of Compressed memory.
+    fn starve_for_memory(&mut self, uid: u32) {
+        if !self.memory_starved.contains(&uid) {
+            self.memory_starved.push(uid);
+        }
+    }
+
+    /// Memory was released: every unit it stopped may go on.
+    pub(crate) fn wake_memory_starved(&mut self) {
+        let starved = std::mem::take(&mut self.memory_starved);
+        for &uid in &starved {
+            self.wake(uid);
+        }
+        self.memory_starved = starved;
+        self.memory_starved.clear();
     }
 
     /// A parsing thread is free: every starved unit may go on.

@@ -552,6 +552,51 @@ fn pruning_prewhere_and_bloom_filters_change_what_is_read() {
     }
 }
 
+/// ClickHouse's planner queues index reads and the first step's pages; bloom-filter blocks and
+/// the main step's pages after PREWHERE are started by their stage's task: they are no
+/// `ParquetPlannedReads` (until 2026-12-07 the model queued and counted them).
+#[test]
+fn only_what_the_planner_queues_counts_as_a_planned_read() {
+    let t = Arc::new(table(&TableShape {
+        row_groups: 20,
+        columns: 5,
+        pages: 8,
+        bloom: true,
+        ..TableShape::default()
+    }));
+    let mut q = QuerySpec::new(vec![0, 1, 2], vec![0]);
+    q.prewhere_columns = vec![0];
+    q.prewhere_selectivity = 0.5;
+    q.bloom_columns = vec![1];
+    q.bloom_probes = 2;
+    q.seed = 3;
+    let (r, reader) = run(&t, q.clone(), strategy("clickhouse-redesign", &[]));
+    // Reads that lie in the main step's columns (1 and 2, adjacent) of one row group.
+    let main_step = |x: &layout::ByteRange| {
+        t.files[0].row_groups.iter().any(|rg| {
+            let (first, last) = (rg.columns[1].range(), rg.columns[2].range());
+            layout::ByteRange::with_len(first.start, last.end - first.start).contains(x)
+        })
+    };
+    let main_reads = r
+        .reads
+        .iter()
+        .filter(|x| x.kind == ReadKind::DataPages && main_step(&x.range))
+        .count() as u64;
+    assert!(main_reads > 0, "the main step read pages of its own");
+    let data_reads = r
+        .reads
+        .iter()
+        .filter(|x| x.kind != ReadKind::Footer)
+        .count() as u64;
+    let planned = reader.profile_events().parquet_planned_reads;
+    assert!(planned > 0);
+    assert!(
+        planned + main_reads <= data_reads,
+        "{planned} planned + {main_reads} main-step reads > {data_reads} reads"
+    );
+}
+
 #[test]
 fn iceberg_metadata_is_read_serially_before_any_data_when_cold() {
     let mut base = table(&TableShape {

@@ -350,6 +350,32 @@ impl IssueQueue {
         }
     }
 
+    /// Issues a read its stage's task starts itself and that was never queued (ClickHouse's
+    /// `scheduleTask` -> `startPrefetch`: bloom-filter blocks, known only once the header is
+    /// decoded, and the pages of a step after PREWHERE). The task was admitted by its stage, so
+    /// the charge is made as a privileged one (never refused); it is no planned read, so
+    /// `ParquetPlannedReads` is not counted. The read is registered with the controller.
+    pub fn issue_unplanned(
+        &mut self,
+        now_ns: u64,
+        read: PlannedRead,
+        context: &AdmissionContext,
+        controller: &mut InFlightController,
+        memory: &mut Memory,
+        events: &mut ProfileEvents,
+    ) -> Result<Issued, ReadaheadError> {
+        let charge = memory.charge_admitted(self.request(&read, context, true))?;
+        if let Err(error) = controller.on_issue(now_ns, read.read_id, read.bytes, events) {
+            memory.release(charge)?;
+            return Err(error);
+        }
+        Ok(Issued {
+            read,
+            charge,
+            privileged: true,
+        })
+    }
+
     fn request(
         &self,
         read: &PlannedRead,
@@ -480,7 +506,11 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(issued.read.read_id, 0);
-        assert_eq!(queue.subgroup_bytes((1, 0)), 2 * MIB, "an issued read leaves");
+        assert_eq!(
+            queue.subgroup_bytes((1, 0)),
+            2 * MIB,
+            "an issued read leaves"
+        );
         memory.release(issued.charge).unwrap();
     }
 

@@ -499,6 +499,24 @@ impl Memory {
         Ok(Admission::Charged(charge))
     }
 
+    /// Charges `request.bytes` whatever the budget holds: for work its stage already admitted
+    /// (a task's reads, charged as `startPrefetch` charges them). Marked privileged when it
+    /// goes past the limit, as [`Self::try_charge`] marks a privileged charge.
+    pub fn charge_admitted(&mut self, request: ChargeRequest) -> Result<Charge, ReadaheadError> {
+        match self.try_charge(ChargeRequest {
+            privileged: true,
+            ..request
+        })? {
+            Admission::Charged(charge) => Ok(charge),
+            // `try_charge` refuses no privileged request.
+            Admission::Refused(refusal) => Err(ReadaheadError::OutOfRange {
+                name: "Memory::charge_admitted",
+                value: refusal.bytes.to_string(),
+                expected: "a charge that is never refused",
+            }),
+        }
+    }
+
     /// Books an admitted charge (`budget` = `None`: not charged in this model).
     fn record(
         &mut self,
@@ -868,6 +886,32 @@ mod tests {
         );
         memory.release(a).unwrap();
         memory.release(b).unwrap();
+    }
+
+    #[test]
+    fn an_admitted_charge_goes_past_a_full_pool_and_is_given_back() {
+        let mut memory = Memory::new(MemorySettings {
+            input_format_parquet_memory_high_watermark: 100 * MIB,
+            r4_memory_by_lifetime: true,
+            ..MemorySettings::default()
+        })
+        .unwrap();
+        let full = charged(
+            memory
+                .try_charge(request(MemoryClass::CompressedPages, 35 * MIB))
+                .unwrap(),
+        );
+        let past = memory
+            .charge_admitted(request(MemoryClass::CompressedPages, 8 * MIB))
+            .unwrap();
+        assert!(past.is_privileged());
+        assert_eq!(
+            memory.usage_bytes(0, Budget::Pool(Pool::Compressed)),
+            43 * MIB
+        );
+        memory.release(past).unwrap();
+        memory.release(full).unwrap();
+        assert_eq!(memory.total_usage_bytes(), 0);
     }
 
     /// `getLimitsPerReader`: each stream's reader gets `high x fraction / streams` of each pool,

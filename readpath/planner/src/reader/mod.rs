@@ -250,6 +250,8 @@ struct Resolved {
     max_parsing_threads: u32,
     /// Columns read after PREWHERE.
     main_columns: Vec<u32>,
+    /// Whether the query has PREWHERE columns (its main step is then not the first).
+    prewhere: bool,
     /// Columns whose chunk parts a needed range may come from.
     part_columns: Vec<u32>,
 }
@@ -287,7 +289,7 @@ impl Io {
     }
 }
 
-use owners::Owners;
+use owners::{Asker, Owners};
 
 /// `start_steps`'s buffers, kept between calls (emptied, with their capacity) so that starting
 /// steps allocates nothing once they have grown: the entries to read, who each is read for,
@@ -808,6 +810,7 @@ impl ClickHouseReader {
             },
             max_parsing_threads: strategy.max_parsing_threads.max(1),
             main_columns,
+            prewhere: !query.prewhere_columns.is_empty(),
             part_columns,
         };
         let io = Io {

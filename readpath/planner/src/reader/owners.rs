@@ -8,6 +8,15 @@
 /// No owner.
 const NONE: (u32, u32) = (u32::MAX, u32::MAX);
 
+/// What the step asking for an entry is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Asker {
+    /// It decodes (PREWHERE or main pages).
+    pub decodes: bool,
+    /// ClickHouse's planner queues its reads.
+    pub planned: bool,
+}
+
 /// See the module comment. Every slot is [`NONE`] outside a batch.
 #[derive(Debug, Default)]
 pub(super) struct Owners {
@@ -16,6 +25,9 @@ pub(super) struct Owners {
     /// column data whatever its first bytes are (a chunk's dictionary page read with its data
     /// pages), as ClickHouse charges a `ColumnDataPrefetch` entry to the Compressed pool.
     for_decode: Vec<bool>,
+    /// Per entry: whether a step whose reads ClickHouse's planner queues asks for it (see
+    /// [`super::ClickHouseReader::queued_by_the_planner`]).
+    planned: Vec<bool>,
     /// Entries with an owner.
     owned: usize,
 }
@@ -31,24 +43,30 @@ impl Owners {
 
     /// Makes `owner` the owner of `entry` if it has none or a later one; `for_decode`: the
     /// asking step decodes (it is kept if any asker does).
-    pub(super) fn keep_earliest(&mut self, entry: u32, owner: (u32, u32), for_decode: bool) {
+    pub(super) fn keep_earliest(&mut self, entry: u32, owner: (u32, u32), asker: Asker) {
         debug_assert_ne!(owner, NONE, "an owner is a real (row group, subgroup)");
         let slot = self.slot(entry);
         let new = *slot == NONE;
         *slot = (*slot).min(owner);
         self.owned += usize::from(new);
-        self.mark(entry, for_decode);
+        self.mark(entry, asker);
     }
 
     /// Makes `owner` the owner of `entry` if it has none (see [`Self::keep_earliest`]).
-    pub(super) fn keep_first(&mut self, entry: u32, owner: (u32, u32), for_decode: bool) {
+    pub(super) fn keep_first(&mut self, entry: u32, owner: (u32, u32), asker: Asker) {
         debug_assert_ne!(owner, NONE, "an owner is a real (row group, subgroup)");
         let slot = self.slot(entry);
         if *slot == NONE {
             *slot = owner;
             self.owned += 1;
         }
-        self.mark(entry, for_decode);
+        self.mark(entry, asker);
+    }
+
+    /// Whether a step whose reads the planner queues asks for `entry` (false for an entry
+    /// without an owner).
+    pub(super) fn planned(&self, entry: u32) -> bool {
+        self.planned.get(entry as usize).copied().unwrap_or(false)
     }
 
     /// Whether a decoding step asks for `entry` (false for an entry without an owner).
@@ -59,9 +77,12 @@ impl Owners {
             .unwrap_or(false)
     }
 
-    fn mark(&mut self, entry: u32, for_decode: bool) {
+    fn mark(&mut self, entry: u32, asker: Asker) {
         if let Some(f) = self.for_decode.get_mut(entry as usize) {
-            *f |= for_decode;
+            *f |= asker.decodes;
+        }
+        if let Some(p) = self.planned.get_mut(entry as usize) {
+            *p |= asker.planned;
         }
     }
 
@@ -78,6 +99,9 @@ impl Owners {
             if let Some(f) = self.for_decode.get_mut(e as usize) {
                 *f = false;
             }
+            if let Some(p) = self.planned.get_mut(e as usize) {
+                *p = false;
+            }
         }
         debug_assert_eq!(self.owned, 0, "an entry kept an owner past its batch");
     }
@@ -92,6 +116,7 @@ impl Owners {
         if i >= self.by_entry.len() {
             self.by_entry.resize(i + 1, NONE);
             self.for_decode.resize(i + 1, false);
+            self.planned.resize(i + 1, false);
         }
         // In bounds: just grown to it.
         &mut self.by_entry[i]
@@ -105,13 +130,24 @@ mod tests {
     #[test]
     fn the_earliest_owner_stays_and_clearing_forgets_every_one() {
         let mut o = Owners::default();
-        o.keep_earliest(5, (3, 1), false);
-        o.keep_earliest(5, (2, 4), true);
-        o.keep_earliest(5, (2, 7), false);
-        o.keep_first(9, (4, 0), false);
-        o.keep_first(9, (1, 0), false);
-        o.keep_first(0, (8, 8), true);
+        let (plain, decoding) = (
+            Asker {
+                decodes: false,
+                planned: false,
+            },
+            Asker {
+                decodes: true,
+                planned: true,
+            },
+        );
+        o.keep_earliest(5, (3, 1), plain);
+        o.keep_earliest(5, (2, 4), decoding);
+        o.keep_earliest(5, (2, 7), plain);
+        o.keep_first(9, (4, 0), plain);
+        o.keep_first(9, (1, 0), plain);
+        o.keep_first(0, (8, 8), decoding);
         assert!(o.for_decode(5) && o.for_decode(0) && !o.for_decode(9));
+        assert!(o.planned(5) && o.planned(0) && !o.planned(9) && !o.planned(1_000));
         assert!(!o.for_decode(1_000));
         assert_eq!(o.get(5), Some((2, 4)));
         assert_eq!(o.get(9), Some((4, 0)));
@@ -123,6 +159,7 @@ mod tests {
         assert!(o.is_empty());
         assert!(o.by_entry.iter().all(|&x| x == NONE));
         assert!(!o.for_decode(5) && !o.for_decode(0));
+        assert!(!o.planned(5) && !o.planned(0));
         assert_eq!(o.get(5), None);
     }
 }

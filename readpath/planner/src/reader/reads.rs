@@ -83,12 +83,14 @@ impl ClickHouseReader {
                 .filter_map(|&e| owner.get(e))
                 .min()
                 .unwrap_or((0, 0));
+            // Whether ClickHouse's planner queues it (else its stage's task starts it).
+            let queued = entries.iter().any(|&e| owner.planned(e));
             let id = self.new_read(u, purpose, task.range, kind, subranges, entries)?;
             let distinct = self.note_requested(u, id);
             if let Some(r) = self.io.reads.get_mut(&id) {
                 r.unconsumed = distinct;
             }
-            if self.cfg.planned {
+            if self.cfg.planned && queued {
                 let (rg, subgroup) = earliest;
                 let planned = PlannedRead {
                     read_id: id,
@@ -102,6 +104,27 @@ impl ClickHouseReader {
                 self.io.planned_queued += 1;
                 // A blocked task of its subgroup may issue it (the demand path).
                 self.threads.wake.wake(u.id);
+            } else if self.cfg.planned {
+                // Started by its stage's task, past the target, never queued.
+                let (rg, subgroup) = earliest;
+                let read = PlannedRead {
+                    read_id: id,
+                    bytes: task.range.len(),
+                    class,
+                    row_group: rg,
+                    subgroup,
+                };
+                let context = AdmissionContext {
+                    running_tasks: self.threads.decodes_running,
+                    privileged: Some((rg, subgroup)),
+                    demand: true,
+                };
+                let (now, memory, events) = (self.now_ns, &mut self.memory, &mut self.events);
+                let issued = self.io.controllers.with(u.id, |c| {
+                    u.queue
+                        .issue_unplanned(now, read, &context, c, memory, events)
+                })??;
+                self.on_issued(u, issued)?;
             } else {
                 self.submit_read_of(u, id);
             }
@@ -371,6 +394,11 @@ impl ClickHouseReader {
     ) -> Result<(), PlanError> {
         debug_assert!(self.io.planned_queued > 0);
         self.io.planned_queued -= 1;
+        self.on_issued(u, issued)
+    }
+
+    /// Issued read `issued` (from the queue or by its stage) goes to the IO pool.
+    fn on_issued(&mut self, u: &mut OpenUnit, issued: readahead::Issued) -> Result<(), PlanError> {
         let id = issued.read.read_id;
         match self.io.reads.get_mut(&id) {
             Some(read) => {

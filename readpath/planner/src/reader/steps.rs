@@ -5,6 +5,22 @@ use super::*;
 use limits::u32_of;
 
 impl ClickHouseReader {
+    /// Whether ClickHouse's planner queues the reads of a step of `kind` for the pump
+    /// (`enqueueRowGroupIndexReads`: bloom-filter headers, column and offset indexes,
+    /// dictionaries for a filter; `enqueueRowGroupPageReads`: the first step's pages). Bloom-
+    /// filter blocks (known only once the header is decoded) and the pages of the main step
+    /// after PREWHERE are started by their stage's task (`scheduleTask`), never queued.
+    pub(super) fn queued_by_the_planner(&self, kind: StepKind) -> bool {
+        match kind {
+            StepKind::BloomBlocks => false,
+            StepKind::Main(_) => !self.cfg.prewhere,
+            StepKind::BloomHeader
+            | StepKind::Dictionary
+            | StepKind::Indexes
+            | StepKind::Prewhere(_) => true,
+        }
+    }
+
     pub(super) fn privileged(u: &OpenUnit) -> Option<(u32, u32)> {
         let rg = u.rgs.get(u.first_incomplete)?;
         Some((u32_of(u.first_incomplete), rg.subgroups_done))
@@ -204,7 +220,11 @@ impl ClickHouseReader {
                         u.waiters.push(ei, s);
                         to_read.push(e);
                         let key = (plan_step.rg, plan_step.kind.subgroup());
-                        owner.keep_earliest(e, key, plan_step.kind.decodes());
+                        let asker = Asker {
+                            decodes: plan_step.kind.decodes(),
+                            planned: self.queued_by_the_planner(plan_step.kind),
+                        };
+                        owner.keep_earliest(e, key, asker);
                     }
                 }
             }
@@ -270,11 +290,20 @@ impl ClickHouseReader {
         let requested = to_read.len();
         for &(w, earliest) in chunks.iter() {
             let key = earliest.unwrap_or((0, 0));
+            // Read with the chunk's requested pages, as their step reads them.
+            let asker = Asker {
+                decodes: true,
+                planned: u
+                    .plan
+                    .whole_chunk_entries(w)
+                    .iter()
+                    .any(|&e| owner.planned(e)),
+            };
             for &e in u.plan.whole_chunk_entries(w) {
                 let idle = u.entry_state.get(e as usize) == Some(&EntryState::Idle);
                 if idle && to_read[..requested].binary_search(&e).is_err() {
                     to_read.push(e);
-                    owner.keep_first(e, key, true);
+                    owner.keep_first(e, key, asker);
                 }
             }
         }

@@ -83,11 +83,21 @@ pub struct IssueQueue {
     fifo: Fifo,
     /// `(row_group, subgroup)` -> arrival sequences of its waiting reads, ascending. A hash map
     /// (looked up on every poll, walked only by `cancel_row_group`, which sorts what it finds).
-    by_subgroup: FxHashMap<(u32, u32), SmallVec<[u64; 4]>>,
+    by_subgroup: FxHashMap<(u32, u32), Waiting>,
     next_seq: u64,
     queued_bytes: u64,
     stalled_head: Option<u64>,
     last_blocked: Option<Blocked>,
+}
+
+/// The waiting reads of one `(row_group, subgroup)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Waiting {
+    /// Their arrival sequences, ascending.
+    seqs: SmallVec<[u64; 4]>,
+    /// Their bytes (what the demand path would charge: looked up on every blocked-task
+    /// admission).
+    bytes: u64,
 }
 
 /// Reads by arrival sequence: (sequence, read) in a deque, the sequences ascending. A read
@@ -127,12 +137,6 @@ impl Fifo {
         // The front is never a hole, so the deque is empty exactly when no read is left.
         debug_assert_eq!(self.live == 0, self.slots.is_empty());
         Some(read)
-    }
-
-    /// The read of sequence `seq`, if it waits.
-    fn get(&self, seq: u64) -> Option<&PlannedRead> {
-        let at = self.slots.binary_search_by_key(&seq, |&(s, _)| s).ok()?;
-        self.slots.get(at)?.1.as_ref()
     }
 
     /// The head: (its sequence, the read).
@@ -180,14 +184,15 @@ impl IssueQueue {
 
     fn insert(&mut self, seq: u64, read: PlannedRead) {
         self.queued_bytes = self.queued_bytes.saturating_add(read.bytes);
-        let seqs = self
+        let waiting = self
             .by_subgroup
             .entry((read.row_group, read.subgroup))
             .or_default();
         // Nearly always past the last (a refused read goes back to its place).
-        let at = seqs.partition_point(|&x| x < seq);
-        if seqs.get(at) != Some(&seq) {
-            seqs.insert(at, seq);
+        let at = waiting.seqs.partition_point(|&x| x < seq);
+        if waiting.seqs.get(at) != Some(&seq) {
+            waiting.seqs.insert(at, seq);
+            waiting.bytes = waiting.bytes.saturating_add(read.bytes);
         }
         self.fifo.insert(seq, read);
     }
@@ -196,11 +201,13 @@ impl IssueQueue {
         let read = self.fifo.remove(seq)?;
         self.queued_bytes = self.queued_bytes.saturating_sub(read.bytes);
         let key = (read.row_group, read.subgroup);
-        if let Some(seqs) = self.by_subgroup.get_mut(&key) {
-            if let Ok(at) = seqs.binary_search(&seq) {
-                seqs.remove(at);
+        if let Some(waiting) = self.by_subgroup.get_mut(&key) {
+            if let Ok(at) = waiting.seqs.binary_search(&seq) {
+                waiting.seqs.remove(at);
+                waiting.bytes = waiting.bytes.saturating_sub(read.bytes);
             }
-            if seqs.is_empty() {
+            if waiting.seqs.is_empty() {
+                debug_assert_eq!(waiting.bytes, 0, "no read of {key:?} waits");
                 self.by_subgroup.remove(&key);
             }
         }
@@ -209,18 +216,15 @@ impl IssueQueue {
 
     /// Whether a read of `(row_group, subgroup)` waits in the queue.
     pub fn has_subgroup(&self, key: (u32, u32)) -> bool {
-        self.by_subgroup.get(&key).is_some_and(|s| !s.is_empty())
+        self.by_subgroup
+            .get(&key)
+            .is_some_and(|w| !w.seqs.is_empty())
     }
 
     /// Bytes of the reads of `(row_group, subgroup)` waiting in the queue (what taking them on
     /// the demand path would charge).
     pub fn subgroup_bytes(&self, key: (u32, u32)) -> u64 {
-        self.by_subgroup.get(&key).map_or(0, |seqs| {
-            seqs.iter()
-                .filter_map(|&seq| self.fifo.get(seq))
-                .map(|r| r.bytes)
-                .sum()
-        })
+        self.by_subgroup.get(&key).map_or(0, |w| w.bytes)
     }
 
     /// Reads waiting.
@@ -255,7 +259,7 @@ impl IssueQueue {
             .by_subgroup
             .iter()
             .filter(|((rg, _), _)| *rg == row_group)
-            .flat_map(|(_, seqs)| seqs.iter().copied())
+            .flat_map(|(_, w)| w.seqs.iter().copied())
             .collect();
         seqs.sort_unstable();
         let cancelled: Vec<PlannedRead> = seqs
@@ -320,7 +324,7 @@ impl IssueQueue {
         let privileged_seq = context
             .privileged
             .and_then(|key| self.by_subgroup.get(&key))
-            .and_then(|seqs| seqs.first().copied());
+            .and_then(|w| w.seqs.first().copied());
         let Some((seq, read)) =
             privileged_seq.and_then(|seq| self.remove(seq).map(|read| (seq, read)))
         else {

@@ -232,6 +232,21 @@ impl ClickHouseReader {
         }
     }
 
+    /// Memory was released: wakes the units the Compressed pool stopped whose stream's pool
+    /// now holds at most its limit (the first task of a pass is then admitted); a release that
+    /// leaves the pool over it wakes none (every release woke them: 8% more instructions on
+    /// `single-large-file`, whose pool stays full).
+    pub(super) fn wake_units_with_compressed_room(&mut self) {
+        let budget = readahead::Budget::Pool(readahead::Pool::Compressed);
+        let limit = self.memory.limit_bytes(budget);
+        let (memory, open) = (&self.memory, &self.units.open);
+        self.threads.wake.wake_memory_starved(|uid| {
+            open.get(uid as usize)
+                .and_then(|u| u.as_deref())
+                .is_none_or(|u| memory.usage_bytes(u.stream, budget) <= limit)
+        });
+    }
+
     /// Whether the subgroup of decode step `s` may enter `ColumnData`, where its task blocks.
     ///
     /// In the redesign a subgroup first passes `ColumnDataPrefetch`, whose task takes the
@@ -499,14 +514,18 @@ impl BlockedWake {
         }
     }
 
-    /// Memory was released: every unit it stopped may go on.
-    pub(crate) fn wake_memory_starved(&mut self) {
-        let starved = std::mem::take(&mut self.memory_starved);
-        for &uid in &starved {
-            self.wake(uid);
-        }
+    /// Memory was released: the units it stopped for which `has_room` holds may go on; the
+    /// others stay stopped.
+    fn wake_memory_starved(&mut self, mut has_room: impl FnMut(u32) -> bool) {
+        let mut starved = std::mem::take(&mut self.memory_starved);
+        starved.retain(|&uid| {
+            let room = has_room(uid);
+            if room {
+                self.wake(uid);
+            }
+            !room
+        });
         self.memory_starved = starved;
-        self.memory_starved.clear();
     }
 
     /// A parsing thread is free: every starved unit may go on.

@@ -1362,7 +1362,7 @@ impl ClickHouseReader {
                 // Units whose next step memory refused may go on now.
                 self.memory_freed = false;
                 self.threads.scan_needed = true;
-                self.threads.wake.wake_memory_starved();
+                self.wake_units_with_compressed_room();
                 self.units.dirty.append(&mut self.units.memory_blocked);
                 let parked = std::mem::take(&mut self.units.parked);
                 self.units.eligible.extend(parked);

@@ -54,24 +54,27 @@ fn the_simulator_matches_sim_measure_through_the_test_bed() {
             r.summary()
         );
     }
-    // What `sim fit` made of each measured trace was written next to it: of one run, the
-    // first arm's first replication, as `sim fit` keeps it (the check pooled both arms and all
-    // five runs: "1920 GETs" on many-small-files, where a run makes 192).
+    // What `sim fit --arm ARM` made of each arm's measured run was written next to it: of one
+    // run (the check pooled both arms and all five runs once: "1920 GETs" on many-small-files,
+    // where a run makes 192), each arm its own (the redesign's first bytes, at three GETs in
+    // flight, are not the base's).
     for shape in Shape::ALL {
-        let fitted = dir.path().join(format!("{}.fitted.yaml", shape.name()));
-        let text = std::fs::read_to_string(&fitted).unwrap();
-        models::store::StoreSpec::from_yaml(&text).unwrap();
-        let base = report
-            .rows
-            .iter()
-            .find(|r| r.shape == shape && r.arm == "base")
-            .unwrap();
-        let rate = format!("# Request rate: {} GETs over", base.measured.gets);
-        assert!(text.contains(&rate), "expected `{rate}` in:\n{text}");
-        assert!(
-            table.contains("arm base, replication 0 (the run `sim fit` keeps)"),
-            "{table}"
-        );
+        for arm in ["base", "redesign"] {
+            let fitted = dir
+                .path()
+                .join(format!("{}.{arm}.fitted.yaml", shape.name()));
+            let text = std::fs::read_to_string(&fitted).unwrap();
+            models::store::StoreSpec::from_yaml(&text).unwrap();
+            let row = report
+                .rows
+                .iter()
+                .find(|r| r.shape == shape && r.arm == arm)
+                .unwrap();
+            let rate = format!("# Request rate: {} GETs over", row.measured.gets);
+            assert!(text.contains(&rate), "expected `{rate}` in:\n{text}");
+            let label = format!("arm {arm}, replication 0 (the run `sim fit --arm {arm}` keeps)");
+            assert!(table.contains(&label), "{table}");
+        }
     }
 }
 

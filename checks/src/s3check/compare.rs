@@ -113,7 +113,7 @@ impl Bounds {
 pub enum ModelKind {
     /// The proxy's injected round trip and bandwidth, nothing else.
     Injected,
-    /// What `sim fit` fitted from the measured trace.
+    /// What `sim fit --arm ARM` fitted from the arm's measured run.
     Fitted,
 }
 

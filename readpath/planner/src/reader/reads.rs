@@ -261,6 +261,17 @@ impl ClickHouseReader {
             }
         }
         let purpose = read.purpose;
+        if let Purpose::Footer { stream, .. } = purpose {
+            if self.cfg.inline_footer_reads && self.io.stream_thread_free(stream) {
+                // `readFileMetaData` reads the footer with `readSync` on the stream's own
+                // (pipeline) thread: no IO-pool slot, no parsing thread. Until 2026-12-07 it
+                // went to the IO pool and, queued there, took a parsing thread.
+                self.io.set_stream_thread(stream, true);
+                self.io.inline_running += 1;
+                self.start_read(id, Runner::Inline { took_thread: false });
+                return;
+            }
+        }
         match self.io.pool.submit(id) {
             Slot::Started => self.start_read(id, Runner::IoPool),
             Slot::Queued => {

@@ -457,6 +457,40 @@ fn many_small_files(files: u32) -> Arc<Table> {
     }))
 }
 
+/// `readFileMetaData` reads a footer with `readSync` on the stream's own thread: with one IO
+/// thread and one parsing thread, eight streams still read their first footers at once, each
+/// inline (until 2026-12-07 they waited for the IO pool or a free parsing thread: two at once).
+#[test]
+fn footers_are_read_on_the_streams_own_threads() {
+    let t = many_small_files(16);
+    let q = QuerySpec::new(vec![0, 1], all_files(&t));
+    for name in ["clickhouse-base", "clickhouse-redesign"] {
+        let s = strategy(
+            name,
+            &[
+                ("max_threads", "8"),
+                ("max_parsing_threads", "1"),
+                ("max_download_threads", "1"),
+                ("input_format_parquet_max_io_threads", "1"),
+            ],
+        );
+        let (r, _) = run(&t, q.clone(), s);
+        let footers: Vec<_> = r
+            .reads
+            .iter()
+            .filter(|x| x.kind == ReadKind::Footer)
+            .collect();
+        assert_eq!(footers.len(), 16, "{name}");
+        assert!(
+            footers.iter().all(|x| x.inline),
+            "{name}: every footer inline"
+        );
+        let first = footers.iter().map(|x| x.start_ns).min().unwrap();
+        let at_once = footers.iter().filter(|x| x.start_ns == first).count();
+        assert_eq!(at_once, 8, "{name}: one footer per stream at once");
+    }
+}
+
 #[test]
 fn floor_zero_splits_each_small_file_read() {
     let t = many_small_files(60);

@@ -625,6 +625,31 @@ impl Memory {
         Ok(())
     }
 
+    /// Gives back `bytes` of a charge and keeps the rest charged (a page of a read decoded
+    /// while the read's other pages are still held: `PrefetchHandle::reset` on each page's
+    /// token). At most the charge's bytes; the charge must be this model's.
+    pub fn release_part(&mut self, charge: &mut Charge, bytes: u64) -> Result<(), ReadaheadError> {
+        let cell = self.outstanding.get_mut(charge.slot as usize);
+        let Some(Some(o)) = cell else {
+            return Err(ReadaheadError::ForeignCharge {
+                charge_id: charge.id,
+            });
+        };
+        if o.id != charge.id || o.stream != charge.stream || o.bytes != charge.bytes {
+            return Err(ReadaheadError::ForeignCharge {
+                charge_id: charge.id,
+            });
+        }
+        let part = bytes.min(charge.bytes);
+        o.bytes -= part;
+        charge.bytes -= part;
+        let (stream, index) = (o.stream, o.index);
+        if let Some(index) = index {
+            self.subtract(stream, index, part);
+        }
+        Ok(())
+    }
+
     /// Moves a charge to another class without an admission check (the same bytes change
     /// role, e.g. decoded columns become a delivered chunk): base releases a delivered chunk's
     /// bytes (not charged), the redesign keeps them in Decoded.
@@ -912,6 +937,38 @@ mod tests {
         memory.release(past).unwrap();
         memory.release(full).unwrap();
         assert_eq!(memory.total_usage_bytes(), 0);
+    }
+
+    #[test]
+    fn a_charge_is_given_back_in_parts() {
+        let mut memory = Memory::new(MemorySettings {
+            input_format_parquet_memory_high_watermark: 100 * MIB,
+            r4_memory_by_lifetime: true,
+            ..MemorySettings::default()
+        })
+        .unwrap();
+        let mut c = charged(
+            memory
+                .try_charge(request(MemoryClass::CompressedPages, 10 * MIB))
+                .unwrap(),
+        );
+        memory.release_part(&mut c, 4 * MIB).unwrap();
+        assert_eq!(c.bytes(), 6 * MIB);
+        let pool = Budget::Pool(Pool::Compressed);
+        assert_eq!(memory.usage_bytes(0, pool), 6 * MIB);
+        // More than is left gives back what is left.
+        memory.release_part(&mut c, 8 * MIB).unwrap();
+        assert_eq!((c.bytes(), memory.usage_bytes(0, pool)), (0, 0));
+        memory.release(c).unwrap();
+        assert_eq!(memory.outstanding_charges(), 0);
+        // A charge of another model is refused.
+        let mut other = Memory::new(MemorySettings::default()).unwrap();
+        let mut foreign = charged(
+            other
+                .try_charge(request(MemoryClass::CompressedPages, MIB))
+                .unwrap(),
+        );
+        assert!(memory.release_part(&mut foreign, 1).is_err());
     }
 
     /// `getLimitsPerReader`: each stream's reader gets `high x fraction / streams` of each pool,

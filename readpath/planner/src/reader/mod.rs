@@ -207,6 +207,10 @@ struct ReadState {
     /// Entry of each sub-range, in the readiness order.
     served: Served,
     unconsumed: u32,
+    /// Bytes of the distinct entries it serves (its range less the gaps it reads through):
+    /// each entry's share of the charge is its length times `range / served_bytes`, as
+    /// `startPrefetch` charges a handle `length x memory_amplification`.
+    served_bytes: u64,
     charge: Option<Charge>,
 }
 
@@ -1441,6 +1445,7 @@ impl ClickHouseReader {
             readiness,
             served: Served::new(),
             unconsumed: 0,
+            served_bytes: 0,
             charge: None,
         };
         self.io.reads.insert(id, read);

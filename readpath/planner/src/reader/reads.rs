@@ -85,10 +85,12 @@ impl ClickHouseReader {
                 .unwrap_or((0, 0));
             // Whether ClickHouse's planner queues it (else its stage's task starts it).
             let queued = entries.iter().any(|&e| owner.planned(e));
+            let served_bytes = distinct_entry_bytes(&u.plan, &entries);
             let id = self.new_read(u, purpose, task.range, kind, subranges, entries)?;
             let distinct = self.note_requested(u, id);
             if let Some(r) = self.io.reads.get_mut(&id) {
                 r.unconsumed = distinct;
+                r.served_bytes = served_bytes;
             }
             if self.cfg.planned && queued {
                 let (rg, subgroup) = earliest;
@@ -194,6 +196,7 @@ impl ClickHouseReader {
                 readiness,
                 served,
                 unconsumed: 0,
+                served_bytes: 0,
                 charge: None,
             },
         );
@@ -428,4 +431,17 @@ impl ClickHouseReader {
         }
         Ok(())
     }
+}
+
+/// The bytes of the distinct entries among `entries` (pieces of one entry count once). The
+/// pieces nearly always come in increasing entry order; a sorted copy is made only when not.
+fn distinct_entry_bytes(plan: &FilePlan, entries: &[u32]) -> u64 {
+    let len = |e: u32| plan.entries.get(e as usize).map_or(0, |x| x.range.len());
+    if entries.windows(2).all(|w| w[0] < w[1]) {
+        return entries.iter().map(|&e| len(e)).sum();
+    }
+    let mut sorted = entries.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted.into_iter().map(len).sum()
 }

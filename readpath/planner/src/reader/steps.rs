@@ -447,9 +447,20 @@ impl ClickHouseReader {
             }
             let first = u.entry_read.get(e as usize).copied().flatten();
             let extra = u.extra_reads.remove(&e).unwrap_or_default();
+            let entry_bytes = plan.entries.get(e as usize).map_or(0, |x| x.range.len());
             for id in first.into_iter().chain(extra) {
                 if let Some(r) = self.io.reads.get_mut(&id) {
                     decrement(&mut r.unconsumed);
+                    // The entry's share of the read's charge goes back now (each page's token
+                    // is reset once it is decoded); the last entry's takes the rest.
+                    if let (Some(c), true) = (r.charge.as_mut(), r.unconsumed > 0) {
+                        let share = share_of(entry_bytes, r.range.len(), r.served_bytes);
+                        if share > 0 {
+                            self.memory.release_part(c, share)?;
+                            self.memory_freed = true;
+                            self.threads.scan_needed = true;
+                        }
+                    }
                 }
                 self.maybe_forget_read(id)?;
             }
@@ -598,4 +609,14 @@ impl ClickHouseReader {
         }
         Ok(())
     }
+}
+
+/// An entry's share of its read's charge: its bytes times the read's amplification (range over
+/// the bytes of the entries it serves), as `startPrefetch` charges a handle.
+fn share_of(entry_bytes: u64, range_bytes: u64, served_bytes: u64) -> u64 {
+    if served_bytes == 0 {
+        return 0;
+    }
+    let share = u128::from(entry_bytes) * u128::from(range_bytes) / u128::from(served_bytes);
+    u64::try_from(share).unwrap_or(u64::MAX)
 }

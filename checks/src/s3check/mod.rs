@@ -219,22 +219,7 @@ pub fn run_check(cfg: &CheckConfig) -> Result<CheckReport, CheckError> {
         let trace_path = cfg.work_dir.join(format!("{name}.measured.csv"));
         write(&trace_path, &measured.trace_csv)?;
 
-        let simulate = |loaded: &scenario::LoadedScenario, model: ModelKind| {
-            run::run_scenario(
-                loaded,
-                &RunOptions {
-                    replications: Some(cfg.simulated_reps.max(1)),
-                    trace: true,
-                    ..Default::default()
-                },
-            )
-            .map_err(|source| CheckError::Simulate {
-                shape: name,
-                model: model.name(),
-                source: Box::new(source),
-            })
-        };
-        let sim_injected = simulate(&loaded, ModelKind::Injected)?;
+        let sim_injected = simulate(&loaded, cfg, *shape, ModelKind::Injected)?;
 
         // What `sim fit --arm ARM` does with the measured trace (`--bandwidth-min-bytes`: see
         // below), for each arm: it keeps that arm's first replication. Until 2026-12-07 one
@@ -357,8 +342,22 @@ fn fit_and_simulate(
             .scenario_yaml(target.layout_name, &fitted_yaml, &cfg.strategies),
     )?;
     let loaded = scenario::load(&scenario_path, &[])?;
-    let out = run::run_scenario(
-        &loaded,
+    let out = simulate(&loaded, cfg, target.shape, ModelKind::Fitted)?;
+    Ok((
+        out,
+        format!("{fitted_run}: {}", compare::fitted_summary(&fit)),
+    ))
+}
+
+/// `sim run` of a shape's scenario on a store model, with its trace, `cfg.simulated_reps` times.
+fn simulate(
+    loaded: &scenario::LoadedScenario,
+    cfg: &CheckConfig,
+    shape: Shape,
+    model: ModelKind,
+) -> Result<ScenarioOutput, CheckError> {
+    run::run_scenario(
+        loaded,
         &RunOptions {
             replications: Some(cfg.simulated_reps.max(1)),
             trace: true,
@@ -366,14 +365,10 @@ fn fit_and_simulate(
         },
     )
     .map_err(|source| CheckError::Simulate {
-        shape: name,
-        model: ModelKind::Fitted.name(),
+        shape: shape.name(),
+        model: model.name(),
         source: Box::new(source),
-    })?;
-    Ok((
-        out,
-        format!("{fitted_run}: {}", compare::fitted_summary(&fit)),
-    ))
+    })
 }
 
 /// Which run of a measured trace the fit kept, as `arm base, replication 0 (the run ...)`.
